@@ -1,0 +1,2 @@
+MATCH (c:Conversation {user: $user, id: $id})
+RETURN properties(c) AS props

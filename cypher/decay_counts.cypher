@@ -1,0 +1,5 @@
+MATCH (:Entity)-[r]->(:Entity)
+WHERE $user IS NULL OR r.user = $user
+RETURN count(r) AS edges,
+       sum(CASE WHEN r.dormant THEN 1 ELSE 0 END) AS dormant,
+       sum(CASE WHEN r.expired THEN 1 ELSE 0 END) AS expired

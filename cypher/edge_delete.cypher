@@ -1,0 +1,3 @@
+MATCH (:Entity)-[r]->(:Entity)
+WHERE r.user = $user AND r.id IN $ids
+DELETE r

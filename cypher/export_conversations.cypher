@@ -1,0 +1,2 @@
+MATCH (c:Conversation {user: $user})
+RETURN properties(c) AS props

@@ -1,0 +1,2 @@
+MATCH (n:Entity {user: $user})
+RETURN properties(n) AS props

@@ -1,0 +1,3 @@
+MATCH (k:Key {user: $user})
+WHERE k.id IN $ids
+DELETE k

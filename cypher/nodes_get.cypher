@@ -1,0 +1,3 @@
+UNWIND $ids AS id
+MATCH (n:Entity {user: $user, id: id})
+RETURN properties(n) AS props

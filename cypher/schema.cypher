@@ -1,0 +1,16 @@
+// Idempotent schema: safe to run on every start.
+CREATE CONSTRAINT entity_identity IF NOT EXISTS
+FOR (n:Entity) REQUIRE (n.user, n.id) IS UNIQUE;
+CREATE CONSTRAINT conversation_identity IF NOT EXISTS
+FOR (c:Conversation) REQUIRE (c.user, c.id) IS UNIQUE;
+CREATE CONSTRAINT key_identity IF NOT EXISTS
+FOR (k:Key) REQUIRE (k.user, k.id) IS UNIQUE;
+CREATE CONSTRAINT owner_identity IF NOT EXISTS
+FOR (o:Owner) REQUIRE o.user IS UNIQUE;
+CREATE INDEX entity_by_user IF NOT EXISTS
+FOR (n:Entity) ON (n.user);
+CREATE INDEX key_by_ref IF NOT EXISTS
+FOR (k:Key) ON (k.user, k.ref);
+CREATE VECTOR INDEX key_embedding IF NOT EXISTS
+FOR (k:Key) ON k.embedding
+OPTIONS {indexConfig: {`vector.similarity_function`: 'cosine'}}

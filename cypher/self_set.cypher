@@ -1,0 +1,2 @@
+MERGE (o:Owner {user: $user})
+SET o.self_id = $node_id

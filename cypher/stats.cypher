@@ -1,0 +1,23 @@
+CALL () {
+  MATCH (n:Entity {user: $user})
+  WITH n.kind AS kind, count(*) AS c
+  RETURN collect([kind, c]) AS kinds
+}
+CALL () {
+  MATCH (:Entity {user: $user})-[r]->(:Entity)
+  WITH type(r) AS relation, count(*) AS c,
+       sum(CASE WHEN r.dormant THEN 1 ELSE 0 END) AS dormant,
+       sum(CASE WHEN r.superseded_by IS NOT NULL THEN 1 ELSE 0 END) AS superseded,
+       sum(CASE WHEN r.expired THEN 1 ELSE 0 END) AS expired
+  RETURN collect([relation, c]) AS relations, sum(dormant) AS dormant,
+         sum(superseded) AS superseded, sum(expired) AS expired
+}
+CALL () {
+  MATCH (c:Conversation {user: $user})
+  RETURN count(c) AS conversations
+}
+CALL () {
+  MATCH (k:Key {user: $user})
+  RETURN count(k) AS keys
+}
+RETURN kinds, relations, dormant, superseded, expired, conversations, keys

@@ -1,0 +1,59 @@
+"""Settings from the environment and an optional config file, read when asked for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import platformdirs
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from pegasus.model import DEFAULT_USER
+
+APP_NAME = "pegasus"
+
+
+def data_dir() -> Path:
+    return Path(platformdirs.user_data_dir(APP_NAME))
+
+
+def config_file() -> Path:
+    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.env"
+
+
+class Settings(BaseSettings):
+    """Every setting, with the environment variable that sets it.
+
+    A ``config.env`` file in the user config directory (``KEY=value`` lines) is
+    read too; the environment wins over it.
+    """
+
+    model_config = SettingsConfigDict(env_file_encoding="utf-8", extra="ignore")
+
+    store: str | None = Field(default=None, validation_alias="PEGASUS_STORE")
+    user: str = Field(default=DEFAULT_USER, validation_alias="PEGASUS_USER")
+    neo4j_uri: str | None = Field(default=None, validation_alias="NEO4J_URI")
+    neo4j_user: str | None = Field(default=None, validation_alias="NEO4J_USER")
+    neo4j_password: str | None = Field(default=None, validation_alias="NEO4J_PASSWORD")
+    llm_base_url: str | None = Field(default=None, validation_alias="PEGASUS_LLM_BASE_URL")
+    llm_model: str | None = Field(default=None, validation_alias="PEGASUS_LLM_MODEL")
+    llm_api_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("PEGASUS_LLM_API_KEY", "OPENAI_API_KEY")
+    )
+    embed_model: str = Field(default="all-MiniLM-L6-v2", validation_alias="PEGASUS_EMBED_MODEL")
+
+    def store_url(self) -> str:
+        """The store to open: PEGASUS_STORE, else NEO4J_URI, else the embedded default."""
+        if self.store:
+            return self.store
+        if self.neo4j_uri:
+            return self.neo4j_uri
+        return f"sqlite:///{data_dir() / 'memory.db'}"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the settings now (never at import time); explicit overrides win."""
+    path = config_file()
+    settings = Settings(_env_file=path if path.exists() else None)  # type: ignore[call-arg]
+    clean = {key: value for key, value in overrides.items() if value is not None}
+    return settings.model_copy(update=clean) if clean else settings

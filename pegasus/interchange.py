@@ -1,0 +1,170 @@
+"""The interchange format: ``{"nodes": [...], "edges": [...]}`` JSON for import,
+export, backups and moving a memory between stores.
+
+The minimal form (node ``id,label,kind,aliases,properties,confidence``; edge
+``id,from,to,relation,strength,confidence,stability,cardinality,snippet,
+properties,dormant,superseded_by,updated_at``) is what a hand-written file needs.
+Export writes every other field too, so that a round trip loses nothing. In both,
+``strength`` is the strength as of ``updated_at`` (the last touch).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pydantic
+
+from pegasus.errors import ValidationError
+from pegasus.model import Conversation, Edge, Node
+
+FORMAT_VERSION = 1
+
+
+@dataclass
+class Graph:
+    """A whole memory (or a slice of one) as plain model objects."""
+
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    conversations: list[Conversation] = field(default_factory=list)
+    self_id: str | None = None
+
+
+def _problem(where: str, exc: pydantic.ValidationError) -> ValidationError:
+    first = exc.errors()[0]
+    loc = ".".join(str(part) for part in first["loc"])
+    message = first["msg"].removeprefix("Value error, ")
+    return ValidationError(f"{where}{' field ' + loc if loc else ''}: {message}")
+
+
+def _node_from(raw: dict[str, Any]) -> Node:
+    data = dict(raw)
+    if "label" in data:
+        data["name"] = data.pop("label")
+    data.pop("self", None)
+    return Node.model_validate(data)
+
+
+def _edge_from(raw: dict[str, Any]) -> Edge:
+    data = dict(raw)
+    renames = {"from": "source", "to": "target", "updated_at": "touched_at"}
+    for old, new in renames.items():
+        if old in data:
+            data[new] = data.pop(old)
+    # In the file, strength is as of the last touch; the current value, when the
+    # file has it, travels as current_strength.
+    if "strength" in data:
+        data["strength0"] = data.pop("strength")
+    data["strength"] = data.pop("current_strength", data.get("strength0", 100.0))
+    return Edge.model_validate(data)
+
+
+def _as_list(document: dict[str, Any], key: str, required: bool) -> list[Any]:
+    if key not in document:
+        if required:
+            raise ValidationError(f'the file has no "{key}" list')
+        return []
+    value = document[key]
+    if not isinstance(value, list):
+        raise ValidationError(f'"{key}" must be a list')
+    return value
+
+
+def parse_graph(text: str | bytes) -> Graph:
+    """Parse and check a whole interchange document; raise on the first problem."""
+    try:
+        document = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"the file is not valid JSON: {exc}") from exc
+    if not isinstance(document, dict):
+        raise ValidationError('the file must hold an object with "nodes" and "edges"')
+
+    graph = Graph()
+    for section, required, build, into in (
+        ("nodes", True, _node_from, graph.nodes),
+        ("edges", True, _edge_from, graph.edges),
+        ("conversations", False, Conversation.model_validate, graph.conversations),
+    ):
+        for index, raw in enumerate(_as_list(document, section, required)):
+            where = f"{section}[{index}]"
+            if not isinstance(raw, dict):
+                raise ValidationError(f"{where}: must be an object")
+            if "id" in raw:
+                where += f" ({raw['id']!r})"
+            try:
+                into.append(build(raw))
+            except pydantic.ValidationError as exc:
+                raise _problem(where, exc) from exc
+
+    _check_references(graph)
+    self_id = document.get("self")
+    if self_id is not None and self_id not in {node.id for node in graph.nodes}:
+        raise ValidationError(f"self {self_id!r} is not a node in the file")
+    graph.self_id = self_id
+    return graph
+
+
+def _check_references(graph: Graph) -> None:
+    node_ids: set[str] = set()
+    for node in graph.nodes:
+        if node.id in node_ids:
+            raise ValidationError(f"node {node.id!r} appears twice")
+        node_ids.add(node.id)
+    edge_ids: set[str] = set()
+    for edge in graph.edges:
+        if edge.id in edge_ids:
+            raise ValidationError(f"edge {edge.id!r} appears twice")
+        edge_ids.add(edge.id)
+        for end in (edge.source, edge.target):
+            if end not in node_ids:
+                raise ValidationError(f"edge {edge.id!r} points to {end!r}, which is not a node")
+    for edge in graph.edges:
+        if edge.superseded_by is not None and edge.superseded_by not in edge_ids:
+            raise ValidationError(
+                f"edge {edge.id!r} is superseded by {edge.superseded_by!r}, which is not an edge"
+            )
+
+
+def node_to_dict(node: Node) -> dict[str, Any]:
+    data = node.model_dump(mode="json")
+    data["label"] = data.pop("name")
+    order = ["id", "label", "kind", "aliases", "properties", "confidence"]
+    return {key: data[key] for key in order} | {k: v for k, v in data.items() if k not in order}
+
+
+def edge_to_dict(edge: Edge) -> dict[str, Any]:
+    data = edge.model_dump(mode="json")
+    out = {
+        "id": data["id"],
+        "from": data["source"],
+        "to": data["target"],
+        "relation": data["relation"],
+        "strength": data["strength0"],
+        "confidence": data["confidence"],
+        "stability": data["stability"],
+        "cardinality": data["cardinality"],
+        "snippet": data["snippet"],
+        "properties": data["properties"],
+        "dormant": data["dormant"],
+        "superseded_by": data["superseded_by"],
+        "updated_at": data["touched_at"],
+        "current_strength": data["strength"],
+    }
+    for key in ("expires_at", "evidence", "conversations", "expired", "created_at"):
+        out[key] = data[key]
+    return out
+
+
+def dump_graph(graph: Graph) -> str:
+    document: dict[str, Any] = {
+        "format": FORMAT_VERSION,
+        "self": graph.self_id,
+        "nodes": [node_to_dict(n) for n in sorted(graph.nodes, key=lambda n: n.id)],
+        "edges": [edge_to_dict(e) for e in sorted(graph.edges, key=lambda e: e.id)],
+        "conversations": [
+            c.model_dump(mode="json") for c in sorted(graph.conversations, key=lambda c: c.id)
+        ],
+    }
+    return json.dumps(document, ensure_ascii=False, indent=1) + "\n"

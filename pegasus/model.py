@@ -1,0 +1,283 @@
+"""The data model: nodes (entities), edges (claims, the memories themselves) and
+conversation records. Pure data and validation; nothing here touches a store."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, Self
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+DEFAULT_USER = "default"
+MAX_STRENGTH = 100.0
+
+# Uppercase, verb first, 1 to 4 words joined by "_" (e.g. HAS_BOSS). The same
+# check guards the one piece of text ever interpolated into Cypher.
+RELATION_PATTERN = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){0,3}$")
+
+
+class Kind(StrEnum):
+    PERSON = "PERSON"
+    ORG = "ORG"
+    PLACE = "PLACE"
+    EVENT = "EVENT"
+    THING = "THING"
+    TOPIC = "TOPIC"
+    PREFERENCE = "PREFERENCE"
+    OTHER = "OTHER"
+
+
+class Stability(StrEnum):
+    IMMUTABLE = "immutable"
+    STABLE = "stable"
+    MUTABLE = "mutable"
+    TIME_BOUND = "time_bound"
+    EPHEMERAL = "ephemeral"
+
+
+TEMPORARY = frozenset({Stability.TIME_BOUND, Stability.EPHEMERAL})
+
+
+class Cardinality(StrEnum):
+    ONE_TO_ONE = "one_to_one"
+    ONE_TO_MANY = "one_to_many"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    """Naive timestamps are taken as UTC so that every comparison is well defined."""
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC) if value is not None else None
+
+
+def _clean_text(value: str) -> str:
+    # NFC keeps visually equal names equal; stray control characters never belong in a name.
+    value = unicodedata.normalize("NFC", value)
+    return "".join(ch for ch in value if ch in "\n\t" or unicodedata.category(ch) != "Cc").strip()
+
+
+def _non_empty(value: str) -> str:
+    value = _clean_text(value)
+    if not value:
+        raise ValueError("must not be empty")
+    return value
+
+
+def check_relation(label: str) -> str:
+    """Return the label if it is a valid relation label, else raise ValueError."""
+    if not isinstance(label, str) or not RELATION_PATTERN.fullmatch(label):
+        raise ValueError(
+            f"relation {label!r} must be 1 to 4 upper-case words joined by '_' "
+            "(for example HAS_BOSS)"
+        )
+    return label
+
+
+def _flat_properties(value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError("must be an object of string values")
+    flat: dict[str, str] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not key.strip():
+            raise ValueError("property names must be non-empty strings")
+        if isinstance(item, dict | list | tuple | set):
+            raise ValueError(f"property {key!r} must be a plain value, not a nested structure")
+        if item is None:
+            continue
+        flat[_clean_text(key)] = item if isinstance(item, str) else str(item)
+    return flat
+
+
+def _unique_texts(values: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for value in values:
+        text = _clean_text(value)
+        if text and text.casefold() not in seen:
+            seen.add(text.casefold())
+            out.append(text)
+    return out
+
+
+Text = Annotated[str, AfterValidator(_non_empty)]
+Properties = Annotated[dict[str, str], Field(default_factory=dict)]
+Score = Annotated[float, Field(ge=0.0, le=1.0)]
+Strength = Annotated[float, Field(ge=0.0, le=MAX_STRENGTH)]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=False)
+
+    def evolve(self, **changes: Any) -> Self:
+        """A validated copy with ``changes`` applied (``model_copy`` skips validation)."""
+        return self.model_validate({**self.model_dump(), **changes})
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _utc(cls, value: Any) -> Any:
+        return _aware(value) if isinstance(value, datetime) else value
+
+
+class Node(_Record):
+    """An entity (person, place, thing...). Memories attach to it; it never decays."""
+
+    id: Text
+    name: Text
+    kind: Kind
+    aliases: list[str] = Field(default_factory=list)
+    properties: Properties
+    confidence: Score = 1.0
+    conversations: list[str] = Field(default_factory=list)
+    provisional: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _kind(cls, value: Any) -> Any:
+        if isinstance(value, str) and value not in Kind.__members__:
+            raise ValueError(f"kind {value!r} is not one of {', '.join(Kind)}")
+        return value
+
+    @field_validator("properties", mode="before")
+    @classmethod
+    def _props(cls, value: Any) -> dict[str, str]:
+        return _flat_properties(value)
+
+    @field_validator("aliases", "conversations", mode="after")
+    @classmethod
+    def _dedupe(cls, value: list[str]) -> list[str]:
+        return _unique_texts(value)
+
+    @model_validator(mode="after")
+    def _alias_is_not_name(self) -> Node:
+        name = self.name.casefold()
+        if any(alias.casefold() == name for alias in self.aliases):
+            object.__setattr__(
+                self, "aliases", [a for a in self.aliases if a.casefold() != name]
+            )
+        return self
+
+    @property
+    def names(self) -> list[str]:
+        """The name first, then every alias."""
+        return [self.name, *self.aliases]
+
+
+class Edge(_Record):
+    """A claim between two nodes, carrying the user's own words: the memory itself."""
+
+    id: Text
+    source: Text
+    target: Text
+    relation: str
+    strength: Strength = MAX_STRENGTH
+    strength0: Strength = MAX_STRENGTH
+    touched_at: datetime = Field(default_factory=utcnow)
+    confidence: Score = 1.0
+    stability: Stability = Stability.STABLE
+    cardinality: Cardinality = Cardinality.ONE_TO_MANY
+    expires_at: datetime | None = None
+    snippet: Text
+    evidence: str = ""
+    properties: Properties
+    conversations: list[str] = Field(default_factory=list)
+    superseded_by: str | None = None
+    dormant: bool = False
+    expired: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+
+    @field_validator("relation", mode="after")
+    @classmethod
+    def _relation(cls, value: str) -> str:
+        return check_relation(value)
+
+    @field_validator("properties", mode="before")
+    @classmethod
+    def _props(cls, value: Any) -> dict[str, str]:
+        return _flat_properties(value)
+
+    @field_validator("conversations", mode="after")
+    @classmethod
+    def _dedupe(cls, value: list[str]) -> list[str]:
+        return _unique_texts(value)
+
+    @model_validator(mode="after")
+    def _rules(self) -> Edge:
+        if self.source == self.target:
+            raise ValueError(f"a relation cannot link {self.source!r} to itself")
+        if self.expires_at is not None and self.stability not in TEMPORARY:
+            raise ValueError(
+                f"expires_at is only allowed on time_bound or ephemeral relations, "
+                f"not {self.stability.value}"
+            )
+        return self
+
+    @property
+    def live(self) -> bool:
+        """Shown in recall: not superseded, not dormant, not expired."""
+        return self.superseded_by is None and not self.dormant and not self.expired
+
+
+class Conversation(_Record):
+    """What Pegasus keeps of a conversation: when, what about, and ingestion state."""
+
+    id: Text
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    summary: str = ""
+    importance: Score = 0.5
+    tags: list[str] = Field(default_factory=list)
+    # Ingestion state: how many turns are committed, and the hash of that prefix,
+    # so a rerun skips them and a grown transcript is ingested for its new turns only.
+    turns_ingested: int = Field(default=0, ge=0)
+    content_hash: str = ""
+    notes: list[str] = Field(default_factory=list)
+    closed_at: datetime | None = None
+
+    @property
+    def dated_at(self) -> datetime | None:
+        """When its claims were made: the end, else the start."""
+        return self.ended_at or self.started_at
+
+
+class EmbeddingKey(_Record):
+    """One searchable text: a node's name or alias, or a relation label as a phrase."""
+
+    id: Text
+    text: Text
+    ref: Text  # the node id, or the relation label
+    kind: str = Field(pattern=r"^(node|relation)$")
+    vector: list[float]
+
+
+def slug(text: str) -> str:
+    """A stable, readable id fragment: 'Nova AI' -> 'nova_ai'."""
+    # Accents fold away, letters of other scripts stay: '王伟' keeps its own id.
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return re.sub(r"[\W_]+", "_", folded).strip("_") or "x"
+
+
+def node_id(kind: Kind | str, name: str) -> str:
+    return f"{Kind(kind).value}::{slug(name)}"
+
+
+def edge_id(source: str, relation: str, target: str) -> str:
+    return f"{source}::{relation}::{target}"

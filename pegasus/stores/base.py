@@ -1,0 +1,157 @@
+"""The store interface: what the write path, recall, decay and export need, and
+nothing more. Stores hold and fetch; merging, activation and scoring live above.
+
+Every method takes the memory owner (``user``) first and sees nothing of any
+other owner's data. Writes of a batch are all-or-nothing.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from pegasus.interchange import Graph
+from pegasus.model import Conversation, Edge, EmbeddingKey, Node
+
+
+@dataclass
+class Stats:
+    nodes: int = 0
+    edges: int = 0
+    conversations: int = 0
+    keys: int = 0
+    nodes_by_kind: dict[str, int] = field(default_factory=dict)
+    edges_by_relation: dict[str, int] = field(default_factory=dict)
+    dormant: int = 0
+    superseded: int = 0
+    expired: int = 0
+
+
+@dataclass
+class DecayReport:
+    edges: int = 0  # edges whose stored strength or state was recomputed
+    dormant: int = 0  # edges dormant after the pass
+    expired: int = 0  # edges expired after the pass
+
+
+class Store(ABC):
+    """A memory store. Use as a context manager or call :meth:`close`."""
+
+    # --- lifecycle -------------------------------------------------------
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- writes -------------------------------------------------------------
+    @abstractmethod
+    def upsert_nodes(self, user: str, nodes: Sequence[Node]) -> None:
+        """Insert or fully replace nodes by id."""
+
+    @abstractmethod
+    def upsert_edges(self, user: str, edges: Sequence[Edge]) -> None:
+        """Insert or fully replace edges by id; both ends must already exist."""
+
+    @abstractmethod
+    def upsert_conversation(self, user: str, conversation: Conversation) -> None: ...
+
+    @abstractmethod
+    def set_self(self, user: str, node_id: str) -> None:
+        """Mark the node that stands for the memory owner."""
+
+    @abstractmethod
+    def import_graph(self, user: str, graph: Graph) -> None:
+        """Write a whole checked graph in one transaction (upserting by id)."""
+
+    @abstractmethod
+    def delete_nodes(self, user: str, ids: Iterable[str]) -> None:
+        """Delete nodes with their edges and embedding keys."""
+
+    @abstractmethod
+    def delete_edges(self, user: str, ids: Iterable[str]) -> None: ...
+
+    @abstractmethod
+    def delete_conversation(self, user: str, conversation_id: str) -> None: ...
+
+    # --- reads -------------------------------------------------------------
+    @abstractmethod
+    def get_nodes(self, user: str, ids: Iterable[str]) -> list[Node]:
+        """The nodes that exist among ``ids``, in no particular order."""
+
+    @abstractmethod
+    def get_edges(self, user: str, ids: Iterable[str]) -> list[Edge]: ...
+
+    @abstractmethod
+    def get_conversation(self, user: str, conversation_id: str) -> Conversation | None: ...
+
+    @abstractmethod
+    def get_self(self, user: str) -> str | None: ...
+
+    @abstractmethod
+    def find_nodes(self, user: str, name: str, kind: str | None = None) -> list[Node]:
+        """Nodes whose name or an alias equals ``name`` ignoring case."""
+
+    @abstractmethod
+    def edges_touching(self, user: str, node_ids: Iterable[str]) -> list[Edge]:
+        """Every edge (live or not) with an end among ``node_ids``."""
+
+    @abstractmethod
+    def subgraph(
+        self, user: str, seed_ids: Iterable[str], hops: int = 2, live_only: bool = True
+    ) -> Graph:
+        """The neighbourhood of the seeds up to ``hops`` edges away, either direction,
+        in one pull: the nodes reached and the edges crossed."""
+
+    @abstractmethod
+    def export(self, user: str) -> Graph:
+        """Everything the owner has: nodes, edges, conversations and the self node."""
+
+    @abstractmethod
+    def stats(self, user: str) -> Stats: ...
+
+    # --- embedding keys ----------------------------------------------------
+    @abstractmethod
+    def upsert_keys(self, user: str, keys: Sequence[EmbeddingKey]) -> None: ...
+
+    @abstractmethod
+    def delete_keys(self, user: str, ids: Iterable[str]) -> None: ...
+
+    @abstractmethod
+    def list_keys(self, user: str, with_vectors: bool = False) -> list[EmbeddingKey]: ...
+
+    @abstractmethod
+    def search_keys(
+        self, user: str, vector: Sequence[float], limit: int = 10
+    ) -> list[tuple[EmbeddingKey, float]]:
+        """The ``limit`` keys nearest to ``vector`` by cosine similarity, best first."""
+
+    # --- time ---------------------------------------------------------------
+    @abstractmethod
+    def decay(
+        self,
+        now: datetime,
+        rates: Mapping[str, float],
+        dormant_below: float,
+        user: str | None = None,
+        batch_size: int = 10_000,
+    ) -> DecayReport:
+        """Recompute every edge's strength from ``strength0`` and ``touched_at`` as of
+        ``now``; set dormant and expired flags. All owners when ``user`` is None."""
+
+    @abstractmethod
+    def reinforce(
+        self,
+        user: str,
+        edge_ids: Iterable[str],
+        now: datetime,
+        rates: Mapping[str, float],
+        amount: float,
+    ) -> int:
+        """Add ``amount`` (capped at 100) to each edge's strength as of ``now``, make
+        that the new ``strength0``, touch it and clear dormancy. Returns the count."""

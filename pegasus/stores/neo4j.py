@@ -1,0 +1,391 @@
+"""The Neo4j store: the production store, and the only module that runs Cypher.
+
+Layout in the database: ``(:Entity:<KIND>)`` nodes, each claim a relationship whose
+type is its relation (``-[:WORKS_AT]->``), ``(:Conversation)`` nodes, ``(:Key)``
+nodes under the native vector index, and one ``(:Owner)`` node per memory owner
+marking the self node. Every statement lives in ``cypher/`` and is loaded by name.
+
+Free-form properties are stored flat as ``prop.<name>`` so Neo4j Browser shows
+them as ordinary properties.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import neo4j
+from neo4j.exceptions import Neo4jError, ServiceUnavailable
+from neo4j.time import DateTime
+
+from pegasus.errors import StoreError, ValidationError
+from pegasus.interchange import Graph
+from pegasus.model import Conversation, Edge, EmbeddingKey, Node, check_relation
+from pegasus.stores.base import DecayReport, Stats, Store
+
+PROPERTY_PREFIX = "prop."
+WRITE_BATCH = 5_000  # rows per UNWIND
+# The vector index is shared by every owner: ask it for this many times the wanted
+# keys, and more while other owners' keys crowd this owner's out.
+SEARCH_OVERFETCH = 4
+
+
+@cache
+def cypher(name: str) -> str:
+    """The statement in ``cypher/<name>.cypher``."""
+    return (resources.files("pegasus.cypher") / f"{name}.cypher").read_text(encoding="utf-8")
+
+
+def _statements(name: str) -> list[str]:
+    lines = [ln for ln in cypher(name).splitlines() if not ln.lstrip().startswith("//")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+def _native(value: Any) -> Any:
+    return value.to_native() if isinstance(value, DateTime) else value
+
+
+def _split_props(props: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Separate Pegasus's own fields from the flattened ``prop.*`` entries."""
+    own: dict[str, Any] = {}
+    free: dict[str, str] = {}
+    for key, value in props.items():
+        if key.startswith(PROPERTY_PREFIX):
+            free[key[len(PROPERTY_PREFIX) :]] = value
+        else:
+            own[key] = _native(value)
+    return own, free
+
+
+def _flatten(properties: Mapping[str, str]) -> dict[str, str]:
+    return {PROPERTY_PREFIX + key: value for key, value in properties.items()}
+
+
+def _node_props(user: str, node: Node) -> dict[str, Any]:
+    data = node.model_dump(exclude={"properties"})
+    data["kind"] = node.kind.value
+    data["names_folded"] = [name.casefold() for name in node.names]
+    return {"user": user, **data, **_flatten(node.properties)}
+
+
+def _edge_props(user: str, edge: Edge) -> dict[str, Any]:
+    data = edge.model_dump(exclude={"properties", "source", "target", "relation"})
+    data["stability"] = edge.stability.value
+    data["cardinality"] = edge.cardinality.value
+    return {"user": user, **data, **_flatten(edge.properties)}
+
+
+def _node_from(props: Mapping[str, Any]) -> Node:
+    own, free = _split_props(props)
+    own.pop("user", None)
+    own.pop("names_folded", None)
+    return Node(**own, properties=free)
+
+
+def _edge_from(record: Mapping[str, Any]) -> Edge:
+    own, free = _split_props(record["props"])
+    own.pop("user", None)
+    return Edge(
+        **own,
+        properties=free,
+        source=record["source"],
+        target=record["target"],
+        relation=record["relation"],
+    )
+
+
+def _conversation_props(conversation: Conversation) -> dict[str, Any]:
+    return {k: v for k, v in conversation.model_dump().items() if v is not None}
+
+
+def _conversation_from(props: Mapping[str, Any]) -> Conversation:
+    own, _ = _split_props(props)
+    own.pop("user", None)
+    return Conversation(**own)
+
+
+def _batches(rows: Sequence[Any], size: int = WRITE_BATCH) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+class Neo4jStore(Store):
+    """A store in a Neo4j 5.26+ database reached over Bolt."""
+
+    def __init__(
+        self,
+        uri: str,
+        auth: tuple[str, str] | None = None,
+        database: str | None = None,
+    ) -> None:
+        self.uri = uri
+        self.database = database
+        try:
+            # Notifications (such as "property key does not exist" on a fresh
+            # database) are advice for people typing queries, not for this module.
+            self._driver = neo4j.GraphDatabase.driver(
+                uri, auth=auth, notifications_min_severity="OFF"
+            )
+            self._driver.verify_connectivity()
+        except (ServiceUnavailable, OSError, ValueError, Neo4jError) as exc:
+            raise StoreError(
+                f"cannot reach Neo4j at {uri}: {exc}. Start one with 'make neo4j-up' "
+                "or point NEO4J_URI at a running server."
+            ) from exc
+        self._run_schema()
+
+    # --- plumbing -------------------------------------------------------------
+    def _run_schema(self) -> None:
+        for statement in _statements("schema"):
+            self._query(statement)
+
+    def _session(self) -> neo4j.Session:
+        return self._driver.session(database=self.database)
+
+    def _query(self, statement: str, /, **params: Any) -> list[neo4j.Record]:
+        try:
+            with self._session() as session:
+                return list(session.run(statement, params))
+        except Neo4jError as exc:
+            raise StoreError(f"Neo4j at {self.uri}: {exc.message or exc}") from exc
+        except ServiceUnavailable as exc:
+            raise StoreError(f"lost Neo4j at {self.uri}: {exc}") from exc
+
+    def _read(self, statement: str, /, **params: Any) -> list[neo4j.Record]:
+        """Run the named statement of ``cypher/``."""
+        return self._query(cypher(statement), **params)
+
+    def _write(self, work: Any) -> None:
+        """Run ``work(tx)`` in one transaction: all of it lands, or none."""
+        try:
+            with self._session() as session:
+                session.execute_write(work)
+        except Neo4jError as exc:
+            raise StoreError(f"Neo4j at {self.uri}: {exc.message or exc}") from exc
+        except ServiceUnavailable as exc:
+            raise StoreError(f"lost Neo4j at {self.uri}: {exc}") from exc
+
+    def close(self) -> None:
+        self._driver.close()
+
+    # --- writes (inside a transaction) ----------------------------------------
+    @staticmethod
+    def _tx_nodes(tx: neo4j.ManagedTransaction, user: str, nodes: Sequence[Node]) -> None:
+        rows = [{"id": n.id, "kind": n.kind.value, "props": _node_props(user, n)} for n in nodes]
+        for batch in _batches(rows):
+            tx.run(cypher("node_upsert"), user=user, rows=batch).consume()
+
+    @staticmethod
+    def _tx_edges(tx: neo4j.ManagedTransaction, user: str, edges: Sequence[Edge]) -> None:
+        ends = sorted({e.source for e in edges} | {e.target for e in edges})
+        missing = {r["id"] for r in tx.run(cypher("nodes_missing"), user=user, ids=ends)}
+        for edge in edges:
+            for end in (edge.source, edge.target):
+                if end in missing:
+                    raise ValidationError(f"edge {edge.id!r} points to {end!r}, which is not a node")
+        rows = [
+            {
+                "id": e.id,
+                "source": e.source,
+                "target": e.target,
+                "relation": check_relation(e.relation),
+                "props": _edge_props(user, e),
+            }
+            for e in edges
+        ]
+        for batch in _batches(rows):
+            tx.run(cypher("edge_upsert"), user=user, rows=batch).consume()
+
+    @staticmethod
+    def _tx_conversations(
+        tx: neo4j.ManagedTransaction, user: str, conversations: Sequence[Conversation]
+    ) -> None:
+        rows = [{"id": c.id, "props": {"user": user, **_conversation_props(c)}} for c in conversations]
+        for batch in _batches(rows):
+            tx.run(cypher("conversation_upsert"), user=user, rows=batch).consume()
+
+    def upsert_nodes(self, user: str, nodes: Sequence[Node]) -> None:
+        self._write(lambda tx: self._tx_nodes(tx, user, nodes))
+
+    def upsert_edges(self, user: str, edges: Sequence[Edge]) -> None:
+        if edges:
+            self._write(lambda tx: self._tx_edges(tx, user, edges))
+
+    def upsert_conversation(self, user: str, conversation: Conversation) -> None:
+        self._write(lambda tx: self._tx_conversations(tx, user, [conversation]))
+
+    def set_self(self, user: str, node_id: str) -> None:
+        self._read("self_set", user=user, node_id=node_id)
+
+    def import_graph(self, user: str, graph: Graph) -> None:
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            self._tx_nodes(tx, user, graph.nodes)
+            if graph.edges:
+                self._tx_edges(tx, user, graph.edges)
+            self._tx_conversations(tx, user, graph.conversations)
+            if graph.self_id is not None:
+                tx.run(cypher("self_set"), user=user, node_id=graph.self_id).consume()
+
+        self._write(work)
+
+    def delete_nodes(self, user: str, ids: Iterable[str]) -> None:
+        self._read("node_delete", user=user, ids=list(ids))
+
+    def delete_edges(self, user: str, ids: Iterable[str]) -> None:
+        self._read("edge_delete", user=user, ids=list(ids))
+
+    def delete_conversation(self, user: str, conversation_id: str) -> None:
+        self._read("conversation_delete", user=user, id=conversation_id)
+
+    # --- reads ------------------------------------------------------------------
+    def get_nodes(self, user: str, ids: Iterable[str]) -> list[Node]:
+        return [_node_from(r["props"]) for r in self._read("nodes_get", user=user, ids=list(ids))]
+
+    def get_edges(self, user: str, ids: Iterable[str]) -> list[Edge]:
+        return [_edge_from(r) for r in self._read("edges_get", user=user, ids=list(ids))]
+
+    def get_conversation(self, user: str, conversation_id: str) -> Conversation | None:
+        records = self._read("conversation_get", user=user, id=conversation_id)
+        return _conversation_from(records[0]["props"]) if records else None
+
+    def get_self(self, user: str) -> str | None:
+        records = self._read("self_get", user=user)
+        return records[0]["self_id"] if records else None
+
+    def find_nodes(self, user: str, name: str, kind: str | None = None) -> list[Node]:
+        records = self._read(
+            "nodes_find", user=user, name=name.strip().casefold(), kind=kind and str(kind)
+        )
+        return [_node_from(r["props"]) for r in records]
+
+    def edges_touching(self, user: str, node_ids: Iterable[str]) -> list[Edge]:
+        return [_edge_from(r) for r in self._read("edges_touching", user=user, ids=list(node_ids))]
+
+    def subgraph(
+        self, user: str, seed_ids: Iterable[str], hops: int = 2, live_only: bool = True
+    ) -> Graph:
+        if hops not in (1, 2):
+            raise ValueError("hops must be 1 or 2")
+        records = self._read(
+            "subgraph", user=user, seeds=list(seed_ids), hops=hops, live_only=live_only
+        )
+        if not records:
+            return Graph()
+        record = records[0]
+        return Graph(
+            nodes=[_node_from(props) for props in record["nodes"]],
+            edges=[_edge_from(edge) for edge in record["edges"]],
+        )
+
+    def export(self, user: str) -> Graph:
+        return Graph(
+            nodes=[_node_from(r["props"]) for r in self._read("export_nodes", user=user)],
+            edges=[_edge_from(r) for r in self._read("export_edges", user=user)],
+            conversations=[
+                _conversation_from(r["props"])
+                for r in self._read("export_conversations", user=user)
+            ],
+            self_id=self.get_self(user),
+        )
+
+    def stats(self, user: str) -> Stats:
+        record = self._read("stats", user=user)[0]
+        by_relation = {relation: count for relation, count in record["relations"]}
+        return Stats(
+            nodes=sum(count for _, count in record["kinds"]),
+            edges=sum(by_relation.values()),
+            conversations=record["conversations"],
+            keys=record["keys"],
+            nodes_by_kind={kind: count for kind, count in record["kinds"]},
+            edges_by_relation=by_relation,
+            dormant=record["dormant"] or 0,
+            superseded=record["superseded"] or 0,
+            expired=record["expired"] or 0,
+        )
+
+    # --- embedding keys ---------------------------------------------------------
+    def upsert_keys(self, user: str, keys: Sequence[EmbeddingKey]) -> None:
+        for key in keys:
+            if key.kind == "relation":
+                check_relation(key.ref)
+        rows = [k.model_dump() for k in keys]
+
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            for batch in _batches(rows):
+                tx.run(cypher("key_upsert"), user=user, rows=batch).consume()
+
+        self._write(work)
+
+    def delete_keys(self, user: str, ids: Iterable[str]) -> None:
+        self._read("key_delete", user=user, ids=list(ids))
+
+    def list_keys(self, user: str, with_vectors: bool = False) -> list[EmbeddingKey]:
+        records = self._read("key_list", user=user, with_vectors=with_vectors)
+        return [
+            EmbeddingKey(
+                id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"],
+                vector=list(r["vector"] or []),
+            )  # fmt: skip
+            for r in records
+        ]
+
+    def search_keys(
+        self, user: str, vector: Sequence[float], limit: int = 10
+    ) -> list[tuple[EmbeddingKey, float]]:
+        if limit <= 0:
+            return []
+        query = [float(x) for x in vector]
+        candidates = limit * SEARCH_OVERFETCH
+        while True:
+            records = self._read(
+                "key_search", user=user, vector=query, candidates=candidates, limit=limit
+            )
+            # Enough of this owner's keys, or the index has nothing more to give.
+            if len(records) >= limit or candidates >= self._total_keys():
+                break
+            candidates *= SEARCH_OVERFETCH
+        return [
+            (
+                EmbeddingKey(id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=[]),
+                float(r["score"]),
+            )
+            for r in records
+        ]
+
+    def _total_keys(self) -> int:
+        return int(self._read("key_total")[0]["keys"])
+
+    # --- time ---------------------------------------------------------------------
+    def decay(
+        self,
+        now: datetime,
+        rates: Mapping[str, float],
+        dormant_below: float,
+        user: str | None = None,
+        batch_size: int = 10_000,
+    ) -> DecayReport:
+        params = {"now": now, "rates": dict(rates), "user": user}
+        self._read("decay", dormant_below=dormant_below, batch_size=batch_size, **params)
+        record = self._read("decay_counts", user=user)[0]
+        return DecayReport(
+            edges=record["edges"], dormant=record["dormant"] or 0, expired=record["expired"] or 0
+        )
+
+    def reinforce(
+        self,
+        user: str,
+        edge_ids: Iterable[str],
+        now: datetime,
+        rates: Mapping[str, float],
+        amount: float,
+    ) -> int:
+        ids = list(dict.fromkeys(edge_ids))
+        if not ids:
+            return 0
+        records = self._read(
+            "reinforce", user=user, ids=ids, now=now, rates=dict(rates), amount=amount
+        )
+        return int(records[0]["reinforced"])

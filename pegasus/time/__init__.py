@@ -1,0 +1,1 @@
+"""Time: how memories fade and strengthen, and the daily schedule."""

@@ -1,0 +1,80 @@
+"""Shared fixtures. Store fixtures run every contract test on both stores.
+
+Neo4j comes from NEO4J_URI (``make test`` starts one and sets it, together with
+PEGASUS_REQUIRE_NEO4J=1, under which an unreachable Neo4j fails the run).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pegasus.stores import Store
+
+DATA = Path(__file__).resolve().parent.parent / "pegasus" / "data"
+SEED_GRAPH = DATA / "graph.json"
+SEED_CONVERSATION = DATA / "conversation.json"
+DEFAULT_NEO4J = "bolt://127.0.0.1:7687"
+
+
+def neo4j_uri() -> str:
+    return os.environ.get("NEO4J_URI", DEFAULT_NEO4J)
+
+
+def _neo4j_store() -> Store:
+    from pegasus.errors import StoreError
+    from pegasus.stores.neo4j import Neo4jStore
+
+    try:
+        return Neo4jStore(neo4j_uri())
+    except StoreError as exc:
+        if os.environ.get("PEGASUS_REQUIRE_NEO4J") == "1":
+            pytest.fail(f"Neo4j is required for this run but unreachable: {exc}", pytrace=False)
+        pytest.skip(f"no Neo4j at {neo4j_uri()} (run 'make neo4j-up' or 'make test'): {exc}")
+
+
+@pytest.fixture(scope="session")
+def _neo4j_session_store() -> Iterator[Store]:
+    store = _neo4j_store()
+    yield store
+    store.close()
+
+
+def wipe(store: Store, user: str) -> None:
+    """Remove everything a test user left, through the public interface."""
+    graph = store.export(user)
+    store.delete_nodes(user, [n.id for n in graph.nodes])
+    store.delete_keys(user, [k.id for k in store.list_keys(user)])
+    for conversation in graph.conversations:
+        store.delete_conversation(user, conversation.id)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """Each backend in turn. Neo4j tests share one server, kept apart by unique users."""
+    if request.param == "sqlite":
+        from pegasus.stores.sqlite import SQLiteStore
+
+        sqlite_store = SQLiteStore(tmp_path / "memory.db")
+        yield sqlite_store
+        sqlite_store.close()
+    else:
+        yield request.getfixturevalue("_neo4j_session_store")
+
+
+@pytest.fixture
+def users(store: Store) -> Iterator[tuple[str, str]]:
+    """Two fresh memory owners, removed again after the test."""
+    pair = (f"alice-{uuid.uuid4().hex[:8]}", f"bob-{uuid.uuid4().hex[:8]}")
+    yield pair
+    for user in pair:
+        wipe(store, user)
+
+
+@pytest.fixture
+def user(users: tuple[str, str]) -> str:
+    return users[0]

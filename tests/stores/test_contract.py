@@ -1,0 +1,390 @@
+"""The store contract: every test here runs unchanged on SQLite and on Neo4j."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from pegasus.errors import ValidationError
+from pegasus.interchange import Graph, parse_graph
+from pegasus.model import Conversation, Edge, EmbeddingKey, Node, edge_id
+from pegasus.stores import Store
+from pegasus.time.decay import DECAY_RATES, DORMANT_BELOW, strength_at
+from tests.conftest import SEED_GRAPH
+
+T0 = datetime(2026, 9, 14, 18, 0, tzinfo=UTC)
+
+
+def person(name: str, **extra: object) -> Node:
+    return Node(id=f"PERSON::{name.lower()}", name=name, kind="PERSON", **extra)
+
+
+def claim(source: Node, relation: str, target: Node, **extra: object) -> Edge:
+    fields: dict[str, object] = {"snippet": f"{source.name} {relation} {target.name}"}
+    fields.update(extra)
+    return Edge(
+        id=edge_id(source.id, relation, target.id),
+        source=source.id,
+        target=target.id,
+        relation=relation,
+        **fields,
+    )
+
+
+def chain(store: Store, user: str) -> tuple[list[Node], list[Edge]]:
+    """a -> b -> c -> d, plus e -> b (so b is reached in reverse from e)."""
+    nodes = [person(name) for name in "ABCDE"]
+    a, b, c, d, e = nodes
+    edges = [
+        claim(a, "KNOWS", b, touched_at=T0, strength=80, strength0=80),
+        claim(b, "KNOWS", c, touched_at=T0, strength=60, strength0=60),
+        claim(c, "KNOWS", d, touched_at=T0),
+        claim(e, "MANAGES", b, touched_at=T0),
+    ]
+    store.upsert_nodes(user, nodes)
+    store.upsert_edges(user, edges)
+    return nodes, edges
+
+
+def full_node() -> Node:
+    return Node(
+        id="PERSON::zoë",
+        name="Zoë Ångström 王",
+        kind="PERSON",
+        aliases=["Zo", "Dr. Ångström"],
+        properties={"role": "cellist", "since": "2019", "note": 'quote "this"\nnewline'},
+        confidence=0.75,
+        conversations=["c1", "c2"],
+        provisional=True,
+        created_at=T0,
+        updated_at=T0 + timedelta(days=1, microseconds=17),
+    )
+
+
+def full_edge(source: Node, target: Node) -> Edge:
+    return Edge(
+        id="custom-edge-1",
+        source=source.id,
+        target=target.id,
+        relation="PLAYS_IN",
+        strength=42.5,
+        strength0=61.25,
+        touched_at=T0 + timedelta(hours=3, microseconds=5),
+        confidence=0.6,
+        stability="time_bound",
+        cardinality="one_to_one",
+        expires_at=T0 + timedelta(days=30),
+        snippet="I play cello in the city orchestra — since 2019!",
+        evidence="said twice",
+        properties={"section": "cello"},
+        conversations=["c2"],
+        superseded_by=None,
+        dormant=False,
+        expired=False,
+        created_at=T0,
+    )
+
+
+# --- round trips ----------------------------------------------------------------
+
+
+def test_node_round_trips_every_field(store: Store, user: str) -> None:
+    node = full_node()
+    store.upsert_nodes(user, [node])
+    assert store.get_nodes(user, [node.id]) == [node]
+
+
+def test_edge_round_trips_every_field(store: Store, user: str) -> None:
+    zoe, orchestra = full_node(), Node(id="ORG::orchestra", name="City Orchestra", kind="ORG")
+    edge = full_edge(zoe, orchestra)
+    old = edge.evolve(
+        **{"id": "older", "superseded_by": edge.id, "dormant": True, "expired": True}
+    )
+    store.upsert_nodes(user, [zoe, orchestra])
+    store.upsert_edges(user, [edge, old])
+    assert sorted(store.get_edges(user, [edge.id, old.id]), key=lambda e: e.id) == [edge, old]
+
+
+def test_upsert_replaces_node_fields_and_kind(store: Store, user: str) -> None:
+    node = full_node()
+    store.upsert_nodes(user, [node])
+    changed = node.evolve(**{"kind": "ORG", "aliases": ["Z"], "properties": {}})
+    store.upsert_nodes(user, [changed])
+    assert store.get_nodes(user, [node.id]) == [changed]
+    assert store.find_nodes(user, "Dr. Ångström") == []
+    assert store.find_nodes(user, "z", kind="ORG") == [changed]
+
+
+def test_conversation_round_trips(store: Store, user: str) -> None:
+    conversation = Conversation(
+        id="c-1",
+        started_at=T0,
+        ended_at=T0 + timedelta(minutes=5),
+        summary="career choice",
+        importance=0.8,
+        tags=["career", "money"],
+        turns_ingested=2,
+        content_hash="abc",
+        notes=["dropped a self-relation"],
+    )
+    store.upsert_conversation(user, conversation)
+    assert store.get_conversation(user, "c-1") == conversation
+    assert store.get_conversation(user, "missing") is None
+
+
+def test_self_node(store: Store, user: str) -> None:
+    assert store.get_self(user) is None
+    node = person("Trevor")
+    store.upsert_nodes(user, [node])
+    store.set_self(user, node.id)
+    assert store.get_self(user) == node.id
+
+
+# --- lookups ---------------------------------------------------------------------
+
+
+def test_find_by_name_or_alias_ignores_case(store: Store, user: str) -> None:
+    bill = person("William", aliases=["Bill"])
+    acme = Node(id="ORG::william", name="William", kind="ORG")
+    store.upsert_nodes(user, [bill, acme])
+    assert {n.id for n in store.find_nodes(user, "william")} == {bill.id, acme.id}
+    assert store.find_nodes(user, "BILL") == [bill]
+    assert store.find_nodes(user, "William", kind="ORG") == [acme]
+    assert store.find_nodes(user, "Will") == []
+
+
+def test_edges_touching_includes_history(store: Store, user: str) -> None:
+    nodes, edges = chain(store, user)
+    old = edges[0].evolve(**{"superseded_by": edges[1].id})
+    store.upsert_edges(user, [old])
+    touching = {e.id for e in store.edges_touching(user, [nodes[0].id])}
+    assert touching == {edges[0].id}
+    assert {e.id for e in store.edges_touching(user, [nodes[1].id])} == {
+        edges[0].id,
+        edges[1].id,
+        edges[3].id,
+    }
+
+
+def test_subgraph_two_hops_both_directions(store: Store, user: str) -> None:
+    nodes, edges = chain(store, user)
+    a, b, c, d, e = nodes
+    graph = store.subgraph(user, [a.id], hops=2)
+    assert {n.id for n in graph.nodes} == {a.id, b.id, c.id, e.id}
+    assert {x.id for x in graph.edges} == {edges[0].id, edges[1].id, edges[3].id}
+    one_hop = store.subgraph(user, [c.id], hops=1)
+    assert {n.id for n in one_hop.nodes} == {b.id, c.id, d.id}
+    # Edges keep their fields through the pull.
+    assert next(x for x in graph.edges if x.id == edges[0].id) == edges[0]
+
+
+def test_subgraph_skips_dead_edges_unless_asked(store: Store, user: str) -> None:
+    nodes, edges = chain(store, user)
+    store.upsert_edges(user, [edges[0].evolve(**{"dormant": True})])
+    live = store.subgraph(user, [nodes[0].id])
+    assert live.edges == [] and [n.id for n in live.nodes] == [nodes[0].id]
+    everything = store.subgraph(user, [nodes[0].id], live_only=False)
+    assert {x.id for x in everything.edges} == {edges[0].id, edges[1].id, edges[3].id}
+
+
+def test_subgraph_of_nothing(store: Store, user: str) -> None:
+    assert store.subgraph(user, []).nodes == []
+    assert store.subgraph(user, ["PERSON::nobody"]).edges == []
+
+
+# --- scoping -------------------------------------------------------------------
+
+
+def test_owners_never_see_each_other(store: Store, users: tuple[str, str]) -> None:
+    alice, bob = users
+    chain(store, alice)
+    secret = person("A", properties={"secret": "bob's"})
+    store.upsert_nodes(bob, [secret])
+    store.upsert_keys(bob, [EmbeddingKey(id="k", text="A", ref=secret.id, kind="node",
+                                         vector=[1, 0, 0])])  # fmt: skip
+    store.upsert_conversation(bob, Conversation(id="bob-only"))
+
+    assert store.get_nodes(alice, [secret.id])[0].properties == {}
+    assert store.get_nodes(bob, [secret.id]) == [secret]
+    assert store.get_edges(bob, [e.id for e in store.export(alice).edges]) == []
+    assert store.subgraph(bob, [secret.id]).edges == []
+    assert store.search_keys(alice, [1, 0, 0]) == []
+    assert store.list_keys(alice) == []
+    assert store.get_conversation(alice, "bob-only") is None
+    assert store.stats(bob).nodes == 1 and store.stats(bob).edges == 0
+    assert store.stats(alice).nodes == 5 and store.stats(alice).edges == 4
+
+    store.delete_nodes(bob, [secret.id])
+    assert len(store.get_nodes(alice, [secret.id])) == 1
+    assert store.export(alice).edges and not store.export(bob).nodes
+
+
+# --- deletes -------------------------------------------------------------------------
+
+
+def test_delete_node_takes_its_edges_and_keys(store: Store, user: str) -> None:
+    nodes, edges = chain(store, user)
+    b = nodes[1]
+    store.upsert_keys(
+        user,
+        [
+            EmbeddingKey(id="kb", text="B", ref=b.id, kind="node", vector=[1, 0]),
+            EmbeddingKey(id="kr", text="knows", ref="KNOWS", kind="relation", vector=[0, 1]),
+        ],
+    )
+    store.delete_nodes(user, [b.id])
+    assert {e.id for e in store.export(user).edges} == {edges[2].id}
+    assert [k.id for k in store.list_keys(user)] == ["kr"]
+    store.delete_edges(user, [edges[2].id])
+    assert store.export(user).edges == []
+    assert len(store.export(user).nodes) == 4
+
+
+# --- vector search ---------------------------------------------------------------------
+
+
+def test_vector_search_ranks_by_cosine(store: Store, user: str) -> None:
+    keys = [
+        EmbeddingKey(id="north", text="north", ref="PLACE::n", kind="node", vector=[0, 1, 0]),
+        EmbeddingKey(id="east", text="east", ref="PLACE::e", kind="node", vector=[1, 0, 0]),
+        EmbeddingKey(id="ne", text="north-east", ref="PLACE::ne", kind="node",
+                     vector=[1, 1, 0]),
+        EmbeddingKey(id="down", text="down", ref="WORKS_AT", kind="relation", vector=[0, 0, 2]),
+    ]  # fmt: skip
+    store.upsert_keys(user, keys)
+    hits = store.search_keys(user, [0.9, 0.1, 0.0], limit=3)
+    assert [k.id for k, _ in hits] == ["east", "ne", "north"]
+    assert hits[0][1] == pytest.approx(0.9 / (0.82**0.5), abs=1e-3)
+    assert hits[1][1] == pytest.approx(1.0 / (0.82**0.5 * 2**0.5), abs=1e-3)
+    listed = {k.id: k for k in store.list_keys(user, with_vectors=True)}
+    assert listed["ne"].vector == pytest.approx([1, 1, 0])
+    store.delete_keys(user, ["east"])
+    assert store.search_keys(user, [1, 0, 0], limit=1)[0][0].id == "ne"
+
+
+def test_key_with_bad_relation_is_refused(store: Store, user: str) -> None:
+    bad = EmbeddingKey(id="k", text="works at", ref="works at", kind="relation", vector=[1.0])
+    with pytest.raises(ValueError):
+        store.upsert_keys(user, [bad])
+    assert store.list_keys(user) == []
+
+
+# --- decay and reinforcement ---------------------------------------------------
+
+
+def _decay_graph(store: Store, user: str) -> list[Edge]:
+    hub = person("Hub")
+    others = [Node(id=f"THING::{s}", name=s, kind="THING") for s in DECAY_RATES]
+    edges = [
+        claim(hub, "HAS", other, stability=other.name, touched_at=T0, strength0=90, strength=90)
+        for other in others
+    ]
+    temporary = claim(hub, "VISITS", others[3], stability="time_bound", touched_at=T0,
+                      expires_at=T0 + timedelta(days=10))  # fmt: skip
+    store.upsert_nodes(user, [hub, *others])
+    store.upsert_edges(user, [*edges, temporary])
+    return [*edges, temporary]
+
+
+@pytest.mark.parametrize("days", [1, 30, 365])
+def test_decay_follows_the_formula(store: Store, user: str, days: int) -> None:
+    edges = _decay_graph(store, user)
+    now = T0 + timedelta(days=days)
+    report = store.decay(now, DECAY_RATES, DORMANT_BELOW, user=user, batch_size=2)
+    assert report.edges == len(edges)
+    for edge in store.get_edges(user, [e.id for e in edges]):
+        expected = strength_at(edge.strength0, edge.touched_at, edge.stability, now)
+        assert edge.strength == pytest.approx(expected, rel=1e-9)
+        assert edge.dormant == (expected < DORMANT_BELOW)
+        assert edge.expired == (edge.expires_at is not None and edge.expires_at <= now)
+        assert edge.strength0 == 90 or edge.relation == "VISITS"
+
+
+def test_decay_is_idempotent_and_scoped(store: Store, users: tuple[str, str]) -> None:
+    alice, bob = users
+    _decay_graph(store, alice)
+    _decay_graph(store, bob)
+    late = T0 + timedelta(days=400)
+    store.decay(late, DECAY_RATES, DORMANT_BELOW, user=alice)
+    once = store.export(alice).edges
+    store.decay(late, DECAY_RATES, DORMANT_BELOW, user=alice)
+    assert sorted(store.export(alice).edges, key=lambda e: e.id) == sorted(once, key=lambda e: e.id)
+    assert any(e.dormant for e in once) and any(e.expired for e in once)
+    assert all(e.strength == 90 or e.relation == "VISITS" for e in store.export(bob).edges)
+
+
+def test_reinforce_adds_to_the_decayed_strength(store: Store, user: str) -> None:
+    edges = _decay_graph(store, user)
+    mutable = next(e for e in edges if e.stability == "mutable")
+    immutable = next(e for e in edges if e.stability == "immutable")
+    now = T0 + timedelta(days=100)
+    store.decay(now, DECAY_RATES, DORMANT_BELOW, user=user)
+    count = store.reinforce(user, [mutable.id, immutable.id, "missing"], now, DECAY_RATES, 15)
+    assert count == 2
+    got = {e.id: e for e in store.get_edges(user, [mutable.id, immutable.id])}
+    expected = strength_at(90, T0, "mutable", now) + 15
+    assert got[mutable.id].strength0 == pytest.approx(expected)
+    assert got[mutable.id].strength == pytest.approx(expected)
+    assert got[mutable.id].touched_at == now
+    assert got[immutable.id].strength0 == 100.0  # capped
+
+
+def test_reinforce_wakes_a_dormant_edge(store: Store, user: str) -> None:
+    edges = _decay_graph(store, user)
+    ephemeral = next(e for e in edges if e.stability == "ephemeral")
+    now = T0 + timedelta(days=60)
+    store.decay(now, DECAY_RATES, DORMANT_BELOW, user=user)
+    assert store.get_edges(user, [ephemeral.id])[0].dormant
+    store.reinforce(user, [ephemeral.id], now, DECAY_RATES, 15)
+    woken = store.get_edges(user, [ephemeral.id])[0]
+    assert not woken.dormant and woken.strength0 == pytest.approx(
+        strength_at(90, T0, "ephemeral", now) + 15
+    )
+
+
+# --- import and export ---------------------------------------------------------------
+
+
+def test_seed_graph_round_trips(store: Store, user: str) -> None:
+    graph = parse_graph(SEED_GRAPH.read_text())
+    store.import_graph(user, graph)
+    back = store.export(user)
+    assert sorted(back.nodes, key=lambda n: n.id) == sorted(graph.nodes, key=lambda n: n.id)
+    assert sorted(back.edges, key=lambda e: e.id) == sorted(graph.edges, key=lambda e: e.id)
+    stats = store.stats(user)
+    assert (stats.nodes, stats.edges) == (16, 21)
+    assert stats.nodes_by_kind["PREFERENCE"] == 5
+    assert stats.edges_by_relation["CONSIDERING"] == 3
+
+
+def test_full_export_survives_import(store: Store, users: tuple[str, str]) -> None:
+    alice, bob = users
+    nodes, _ = chain(store, alice)
+    zoe = full_node()
+    store.upsert_nodes(alice, [zoe])
+    store.upsert_edges(alice, [full_edge(zoe, nodes[0])])
+    store.upsert_conversation(alice, Conversation(id="c1", summary="s", tags=["t"]))
+    store.set_self(alice, nodes[0].id)
+    exported = store.export(alice)
+    store.import_graph(bob, exported)
+    again = store.export(bob)
+    assert again.self_id == exported.self_id
+    for field in ("nodes", "edges", "conversations"):
+        assert sorted(getattr(again, field), key=lambda x: x.id) == sorted(
+            getattr(exported, field), key=lambda x: x.id
+        )
+
+
+def test_bad_import_writes_nothing(store: Store, user: str) -> None:
+    nodes, _ = chain(store, user)
+    before = store.export(user)
+    newcomer = person("Newcomer")
+    dangling = claim(newcomer, "KNOWS", person("Ghost"))
+    with pytest.raises(ValidationError, match="Ghost|ghost"):
+        store.import_graph(user, Graph(nodes=[newcomer], edges=[dangling]))
+    with pytest.raises(ValidationError):
+        store.upsert_edges(user, [dangling])
+    after = store.export(user)
+    assert sorted(after.nodes, key=lambda n: n.id) == sorted(before.nodes, key=lambda n: n.id)
+    assert len(after.edges) == len(before.edges)
