@@ -58,6 +58,8 @@ def _edge_from(raw: dict[str, Any]) -> Edge:
     if "strength" in data:
         data["strength0"] = data.pop("strength")
     data["strength"] = data.pop("current_strength", data.get("strength0", 100.0))
+    if "touched_at" in data:
+        data.setdefault("created_at", data["touched_at"])
     return Edge.model_validate(data)
 
 
@@ -130,6 +132,7 @@ def _check_references(graph: Graph) -> None:
 def node_to_dict(node: Node) -> dict[str, Any]:
     data = node.model_dump(mode="json")
     data["label"] = data.pop("name")
+    data["properties"] = dict(sorted(data["properties"].items()))
     order = ["id", "label", "kind", "aliases", "properties", "confidence"]
     return {key: data[key] for key in order} | {k: v for k, v in data.items() if k not in order}
 
@@ -146,7 +149,7 @@ def edge_to_dict(edge: Edge) -> dict[str, Any]:
         "stability": data["stability"],
         "cardinality": data["cardinality"],
         "snippet": data["snippet"],
-        "properties": data["properties"],
+        "properties": dict(sorted(data["properties"].items())),
         "dormant": data["dormant"],
         "superseded_by": data["superseded_by"],
         "updated_at": data["touched_at"],

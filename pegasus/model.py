@@ -169,9 +169,7 @@ class Node(_Record):
     def _alias_is_not_name(self) -> Node:
         name = self.name.casefold()
         if any(alias.casefold() == name for alias in self.aliases):
-            object.__setattr__(
-                self, "aliases", [a for a in self.aliases if a.casefold() != name]
-            )
+            object.__setattr__(self, "aliases", [a for a in self.aliases if a.casefold() != name])
         return self
 
     @property

@@ -185,7 +185,9 @@ class Neo4jStore(Store):
         for edge in edges:
             for end in (edge.source, edge.target):
                 if end in missing:
-                    raise ValidationError(f"edge {edge.id!r} points to {end!r}, which is not a node")
+                    raise ValidationError(
+                        f"edge {edge.id!r} points to {end!r}, which is not a node"
+                    )
         rows = [
             {
                 "id": e.id,
@@ -203,7 +205,9 @@ class Neo4jStore(Store):
     def _tx_conversations(
         tx: neo4j.ManagedTransaction, user: str, conversations: Sequence[Conversation]
     ) -> None:
-        rows = [{"id": c.id, "props": {"user": user, **_conversation_props(c)}} for c in conversations]
+        rows = [
+            {"id": c.id, "props": {"user": user, **_conversation_props(c)}} for c in conversations
+        ]
         for batch in _batches(rows):
             tx.run(cypher("conversation_upsert"), user=user, rows=batch).consume()
 
@@ -326,7 +330,10 @@ class Neo4jStore(Store):
         records = self._read("key_list", user=user, with_vectors=with_vectors)
         return [
             EmbeddingKey(
-                id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"],
+                id=r["id"],
+                text=r["text"],
+                ref=r["ref"],
+                kind=r["kind"],
                 vector=list(r["vector"] or []),
             )  # fmt: skip
             for r in records

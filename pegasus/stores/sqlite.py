@@ -241,7 +241,9 @@ class SQLiteStore(Store):
         for edge in edges:
             for end in (edge.source, edge.target):
                 if end not in found:
-                    raise ValidationError(f"edge {edge.id!r} points to {end!r}, which is not a node")
+                    raise ValidationError(
+                        f"edge {edge.id!r} points to {end!r}, which is not a node"
+                    )
         db.executemany(
             f"INSERT OR REPLACE INTO edges ({EDGE_COLUMNS}) VALUES ({_marks(range(20))})",
             [_edge_row(user, e) for e in edges],
@@ -304,7 +306,9 @@ class SQLiteStore(Store):
 
     def delete_conversation(self, user: str, conversation_id: str) -> None:
         with self._tx() as db:
-            db.execute("DELETE FROM conversations WHERE user = ? AND id = ?", (user, conversation_id))
+            db.execute(
+                "DELETE FROM conversations WHERE user = ? AND id = ?", (user, conversation_id)
+            )
 
     # --- reads ----------------------------------------------------------------
     def _select_in(self, sql: str, user: str, ids: Iterable[str]) -> list[sqlite3.Row]:
@@ -435,7 +439,10 @@ class SQLiteStore(Store):
         rows = self._rows("SELECT * FROM keys WHERE user = ? ORDER BY id", (user,))
         return [
             EmbeddingKey(
-                id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"],
+                id=r["id"],
+                text=r["text"],
+                ref=r["ref"],
+                kind=r["kind"],
                 vector=np.frombuffer(r["vector"], np.float32).tolist() if with_vectors else [],
             )  # fmt: skip
             for r in rows
@@ -484,14 +491,18 @@ class SQLiteStore(Store):
         batch_size: int = 10_000,
     ) -> DecayReport:
         def strength(strength0: float, touched_at: float, stability: str) -> float:
-            return decayed(strength0, (moment - touched_at) / MICROSECONDS_PER_DAY, rates[stability])
+            return decayed(
+                strength0, (moment - touched_at) / MICROSECONDS_PER_DAY, rates[stability]
+            )
 
         moment = _ts(now)
         scope, args = ("AND user = ?", [user]) if user is not None else ("", [])
         report = DecayReport()
         with self._lock:
             self._db.create_function("pegasus_strength", 3, strength, deterministic=True)
-            low, high = self._rows(f"SELECT min(rowid), max(rowid) FROM edges WHERE 1 {scope}", args)[0]
+            low, high = self._rows(
+                f"SELECT min(rowid), max(rowid) FROM edges WHERE 1 {scope}", args
+            )[0]
             # Bounded transactions: one rowid range at a time.
             for start in range(low or 0, (high or -1) + 1, batch_size):
                 with self._tx() as db:

@@ -98,9 +98,7 @@ def test_node_round_trips_every_field(store: Store, user: str) -> None:
 def test_edge_round_trips_every_field(store: Store, user: str) -> None:
     zoe, orchestra = full_node(), Node(id="ORG::orchestra", name="City Orchestra", kind="ORG")
     edge = full_edge(zoe, orchestra)
-    old = edge.evolve(
-        **{"id": "older", "superseded_by": edge.id, "dormant": True, "expired": True}
-    )
+    old = edge.evolve(**{"id": "older", "superseded_by": edge.id, "dormant": True, "expired": True})
     store.upsert_nodes(user, [zoe, orchestra])
     store.upsert_edges(user, [edge, old])
     assert sorted(store.get_edges(user, [edge.id, old.id]), key=lambda e: e.id) == [edge, old]

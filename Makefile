@@ -1,0 +1,39 @@
+# Everything a fresh machine needs goes through these targets.
+#   make demo   install, then show the sample memory (offline, embedded store)
+#   make test   install, start Neo4j (compose, NEO4J_URI or the Maven launcher), run every test
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint neo4j-up neo4j-down bench bench-full clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(VENV)/bin/pegasus demo
+
+test: install
+	PYTHON=$(PY) ./scripts/test.sh
+
+lint: install
+	$(VENV)/bin/ruff check pegasus tests bench scripts
+	$(VENV)/bin/ruff format --check pegasus tests bench scripts
+
+neo4j-up: install
+	PYTHON=$(PY) ./scripts/neo4j-up.sh
+
+neo4j-down:
+	./scripts/neo4j-down.sh
+
+bench: install
+	$(PY) bench/import_edges.py --edges 100000
+
+clean:
+	rm -rf $(VENV) .neo4j neo4j-launcher/target

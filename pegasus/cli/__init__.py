@@ -1,0 +1,1 @@
+"""The ``pegasus`` command line: one module per command group."""

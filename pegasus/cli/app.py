@@ -1,0 +1,101 @@
+"""The typer app: global options, error handling, and the command groups."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from pegasus.errors import PegasusError
+from pegasus.memory import Memory
+
+app = typer.Typer(
+    name="pegasus",
+    help="Long-term memory for LLM assistants, kept as a knowledge graph.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+err = Console(stderr=True)
+
+
+@dataclass
+class Context:
+    """What every command gets: the global options and a memory opened on first use."""
+
+    store: str | None = None
+    user: str | None = None
+    debug: bool = False
+    _memory: Memory | None = field(default=None, repr=False)
+
+    @property
+    def memory(self) -> Memory:
+        if self._memory is None:
+            self._memory = Memory(self.store, user=self.user)
+        return self._memory
+
+    def close(self) -> None:
+        if self._memory is not None:
+            self._memory.close()
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            envvar="PEGASUS_STORE",
+            help="sqlite:///path.db for the embedded store, bolt:// or neo4j:// for Neo4j.",
+        ),
+    ] = None,
+    user: Annotated[
+        str | None,
+        typer.Option(envvar="PEGASUS_USER", help="Whose memory (default: 'default')."),
+    ] = None,
+    debug: Annotated[bool, typer.Option(help="Show a traceback on errors.")] = False,
+) -> None:
+    context = Context(store=store, user=user, debug=debug)
+    ctx.obj = context
+    ctx.call_on_close(context.close)
+
+
+def _register() -> None:
+    from pegasus.cli import demo, graph_io, inspect
+
+    graph_io.register(app)
+    inspect.register(app)
+    demo.register(app)
+
+
+_register()
+
+
+def main() -> None:
+    """Entry point: every failure is one clear line and a non-zero exit."""
+    debug = "--debug" in sys.argv
+    try:
+        app(standalone_mode=False)
+    except PegasusError as exc:
+        if debug:
+            raise
+        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(1)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(1)
+    except Exception as exc:  # click's usage errors and the like
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Exit):
+            sys.exit(exc.exit_code)
+        if debug:
+            raise
+        err.print(f"[red]error:[/red] {type(exc).__name__}: {exc}", highlight=False)
+        sys.exit(1)

@@ -1,0 +1,43 @@
+"""``pegasus import`` and ``pegasus export``: the interchange format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+out = Console()
+
+
+def import_(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="An interchange JSON file (nodes and edges).")],
+) -> None:
+    """Import a graph file, all or nothing: one bad part and nothing is written."""
+    memory = ctx.obj.memory
+    graph = memory.import_file(file)
+    out.print(
+        f"imported {len(graph.nodes)} nodes and {len(graph.edges)} edges "
+        f"into {memory.user!r}", highlight=False,
+    )  # fmt: skip
+
+
+def export(
+    ctx: typer.Context,
+    file: Annotated[
+        Path | None, typer.Argument(help="Where to write; standard output when left out.")
+    ] = None,
+) -> None:
+    """Export the whole memory (every field) in the interchange format."""
+    text = ctx.obj.memory.export_json()
+    if file is None:
+        typer.echo(text, nl=False)
+    else:
+        file.write_text(text, encoding="utf-8")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import")(import_)
+    app.command("export")(export)
