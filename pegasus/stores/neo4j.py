@@ -64,15 +64,26 @@ def _flatten(properties: Mapping[str, str]) -> dict[str, str]:
     return {PROPERTY_PREFIX + key: value for key, value in properties.items()}
 
 
+# Timestamps travel as ISO text and become Neo4j datetimes inside the statement:
+# the driver packs datetime objects one by one in Python, ten times slower.
+NODE_TIMES = ("created_at", "updated_at")
+EDGE_TIMES = ("touched_at", "created_at", "expires_at")
+
+
+def _times(record: Node | Edge, fields: tuple[str, ...]) -> dict[str, str | None]:
+    values = {name: getattr(record, name) for name in fields}
+    return {name: value.isoformat() if value else None for name, value in values.items()}
+
+
 def _node_props(user: str, node: Node) -> dict[str, Any]:
-    data = node.model_dump(exclude={"properties"})
+    data = node.model_dump(exclude={"properties", *NODE_TIMES})
     data["kind"] = node.kind.value
     data["names_folded"] = [name.casefold() for name in node.names]
     return {"user": user, **data, **_flatten(node.properties)}
 
 
 def _edge_props(user: str, edge: Edge) -> dict[str, Any]:
-    data = edge.model_dump(exclude={"properties", "source", "target", "relation"})
+    data = edge.model_dump(exclude={"properties", "source", "target", "relation", *EDGE_TIMES})
     data["stability"] = edge.stability.value
     data["cardinality"] = edge.cardinality.value
     return {"user": user, **data, **_flatten(edge.properties)}
@@ -174,7 +185,11 @@ class Neo4jStore(Store):
     # --- writes (inside a transaction) ----------------------------------------
     @staticmethod
     def _tx_nodes(tx: neo4j.ManagedTransaction, user: str, nodes: Sequence[Node]) -> None:
-        rows = [{"id": n.id, "kind": n.kind.value, "props": _node_props(user, n)} for n in nodes]
+        rows = [
+            {"id": n.id, "kind": n.kind.value, "props": _node_props(user, n),
+             "times": _times(n, NODE_TIMES)}
+            for n in nodes
+        ]  # fmt: skip
         for batch in _batches(rows):
             tx.run(cypher("node_upsert"), user=user, rows=batch).consume()
 
@@ -195,11 +210,13 @@ class Neo4jStore(Store):
                 "target": e.target,
                 "relation": check_relation(e.relation),
                 "props": _edge_props(user, e),
+                "times": _times(e, EDGE_TIMES),
             }
             for e in edges
         ]
-        for batch in _batches(rows):
-            tx.run(cypher("edge_upsert"), user=user, rows=batch).consume()
+        for statement in ("edge_clear", "edge_create"):
+            for batch in _batches(rows):
+                tx.run(cypher(statement), user=user, rows=batch).consume()
 
     @staticmethod
     def _tx_conversations(
