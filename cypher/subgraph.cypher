@@ -1,5 +1,5 @@
 // The neighbourhood of the seeds up to two hops away, either direction, in one pull.
-// $hops is 1 or 2; with $live_only, superseded, dormant and expired edges are not crossed.
+// $hops is 1 or 2; nodes in $stop_at are reached but not expanded; with $live_only, superseded, dormant and expired edges are not crossed.
 MATCH (s:Entity {user: $user})
 WHERE s.id IN $seeds
 WITH collect(s) AS seeds
@@ -12,7 +12,7 @@ CALL (seeds) {
 CALL (seeds, ring) {
   UNWIND ring AS m
   WITH m
-  WHERE $hops >= 2 AND NOT m IN seeds
+  WHERE $hops >= 2 AND NOT m IN seeds AND NOT m.id IN $stop_at
   MATCH (m)-[r]-(:Entity)
   WHERE NOT $live_only OR (r.superseded_by IS NULL AND NOT r.dormant AND NOT r.expired)
   RETURN collect(DISTINCT r) AS far

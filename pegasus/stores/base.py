@@ -102,11 +102,21 @@ class Store(ABC):
         """Every edge (live or not) with an end among ``node_ids``."""
 
     @abstractmethod
+    def edges_with_relation(self, user: str, relations: Iterable[str]) -> list[Edge]:
+        """Every live edge whose relation is one of ``relations``."""
+
+    @abstractmethod
     def subgraph(
-        self, user: str, seed_ids: Iterable[str], hops: int = 2, live_only: bool = True
+        self,
+        user: str,
+        seed_ids: Iterable[str],
+        hops: int = 2,
+        live_only: bool = True,
+        stop_at: Iterable[str] = (),
     ) -> Graph:
         """The neighbourhood of the seeds up to ``hops`` edges away, either direction,
-        in one pull: the nodes reached and the edges crossed."""
+        in one pull: the nodes reached and the edges crossed. Nodes in ``stop_at`` are
+        reached but not expanded further (the user's own node touches everything)."""
 
     @abstractmethod
     def export(self, user: str) -> Graph:
@@ -129,7 +139,13 @@ class Store(ABC):
     def search_keys(
         self, user: str, vector: Sequence[float], limit: int = 10
     ) -> list[tuple[EmbeddingKey, float]]:
-        """The ``limit`` keys nearest to ``vector`` by cosine similarity, best first."""
+        """The ``limit`` keys nearest to ``vector`` by cosine similarity, best first,
+        each with its (unit-length) vector."""
+
+    @abstractmethod
+    def key_mean(self, user: str) -> list[float] | None:
+        """The mean of the owner's key vectors, kept up to date as keys change
+        (None without keys)."""
 
     # --- time ---------------------------------------------------------------
     @abstractmethod

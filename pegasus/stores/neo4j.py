@@ -18,6 +18,7 @@ from importlib import resources
 from typing import Any
 
 import neo4j
+import numpy as np
 from neo4j.exceptions import Neo4jError, ServiceUnavailable
 from neo4j.time import DateTime
 
@@ -253,7 +254,13 @@ class Neo4jStore(Store):
         self._write(work)
 
     def delete_nodes(self, user: str, ids: Iterable[str]) -> None:
-        self._read("node_delete", user=user, ids=list(ids))
+        ids = list(ids)
+
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            self._shift_key_stats(tx, user, removed=self._tx_key_vectors(tx, user, refs=ids))
+            tx.run(cypher("node_delete"), user=user, ids=ids).consume()
+
+        self._write(work)
 
     def delete_edges(self, user: str, ids: Iterable[str]) -> None:
         self._read("edge_delete", user=user, ids=list(ids))
@@ -285,13 +292,27 @@ class Neo4jStore(Store):
     def edges_touching(self, user: str, node_ids: Iterable[str]) -> list[Edge]:
         return [_edge_from(r) for r in self._read("edges_touching", user=user, ids=list(node_ids))]
 
+    def edges_with_relation(self, user: str, relations: Iterable[str]) -> list[Edge]:
+        labels = [check_relation(label) for label in relations]
+        return [_edge_from(r) for r in self._read("edges_with_relation", user=user, labels=labels)]
+
     def subgraph(
-        self, user: str, seed_ids: Iterable[str], hops: int = 2, live_only: bool = True
+        self,
+        user: str,
+        seed_ids: Iterable[str],
+        hops: int = 2,
+        live_only: bool = True,
+        stop_at: Iterable[str] = (),
     ) -> Graph:
         if hops not in (1, 2):
             raise ValueError("hops must be 1 or 2")
         records = self._read(
-            "subgraph", user=user, seeds=list(seed_ids), hops=hops, live_only=live_only
+            "subgraph",
+            user=user,
+            seeds=list(seed_ids),
+            hops=hops,
+            live_only=live_only,
+            stop_at=list(stop_at),
         )
         if not records:
             return Graph()
@@ -328,6 +349,38 @@ class Neo4jStore(Store):
         )
 
     # --- embedding keys ---------------------------------------------------------
+    @staticmethod
+    def _tx_key_vectors(
+        tx: neo4j.ManagedTransaction, user: str, ids: Sequence[str] = (), refs: Sequence[str] = ()
+    ) -> list[list[float]]:
+        records = tx.run(cypher("key_vectors"), user=user, ids=list(ids), refs=list(refs))
+        return [r["vector"] for r in records if r["vector"] is not None]
+
+    @staticmethod
+    def _shift_key_stats(
+        tx: neo4j.ManagedTransaction,
+        user: str,
+        removed: Sequence[Sequence[float]] = (),
+        added: Sequence[Sequence[float]] = (),
+    ) -> None:
+        """Keep the owner's running key sum exact within the writing transaction."""
+        if not removed and not added:
+            return
+        record = tx.run(cypher("key_stats_get"), user=user).single()
+        dims = len((list(added) or list(removed))[0])
+        total = (
+            np.zeros(dims) if record is None or record["sum"] is None else np.array(record["sum"])
+        )
+        count = 0 if record is None or record["count"] is None else int(record["count"])
+        if len(total) != dims:  # a new embedding model: start the sum again
+            total, count = np.zeros(dims), 0
+        if removed:
+            total -= np.asarray(removed, dtype=float).sum(axis=0)
+        if added:
+            total += np.asarray(added, dtype=float).sum(axis=0)
+        count = max(0, count - len(removed) + len(added))
+        tx.run(cypher("key_stats_set"), user=user, sum=total.tolist(), count=count).consume()
+
     def upsert_keys(self, user: str, keys: Sequence[EmbeddingKey]) -> None:
         for key in keys:
             if key.kind == "relation":
@@ -335,13 +388,27 @@ class Neo4jStore(Store):
         rows = [k.model_dump() for k in keys]
 
         def work(tx: neo4j.ManagedTransaction) -> None:
+            removed = self._tx_key_vectors(tx, user, ids=[k.id for k in keys])
             for batch in _batches(rows):
                 tx.run(cypher("key_upsert"), user=user, rows=batch).consume()
+            self._shift_key_stats(tx, user, removed=removed, added=[k.vector for k in keys])
 
         self._write(work)
 
     def delete_keys(self, user: str, ids: Iterable[str]) -> None:
-        self._read("key_delete", user=user, ids=list(ids))
+        ids = list(ids)
+
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            self._shift_key_stats(tx, user, removed=self._tx_key_vectors(tx, user, ids=ids))
+            tx.run(cypher("key_delete"), user=user, ids=ids).consume()
+
+        self._write(work)
+
+    def key_mean(self, user: str) -> list[float] | None:
+        record = self._read("key_stats_get", user=user)[0]
+        if record["sum"] is None or not record["count"]:
+            return None
+        return (np.asarray(record["sum"]) / record["count"]).tolist()
 
     def list_keys(self, user: str, with_vectors: bool = False) -> list[EmbeddingKey]:
         records = self._read("key_list", user=user, with_vectors=with_vectors)
@@ -373,7 +440,9 @@ class Neo4jStore(Store):
             candidates *= SEARCH_OVERFETCH
         return [
             (
-                EmbeddingKey(id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=[]),
+                EmbeddingKey(
+                    id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=r["vector"]
+                ),
                 float(r["score"]),
             )
             for r in records

@@ -162,7 +162,7 @@ class SQLiteStore(Store):
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=OFF")
         self._lock = threading.RLock()
-        self._vectors: dict[str, tuple[list[EmbeddingKey], np.ndarray]] = {}
+        self._vectors: dict[str, tuple[list[EmbeddingKey], np.ndarray, np.ndarray | None]] = {}
         self._migrate()
 
     # --- plumbing -------------------------------------------------------------
@@ -359,13 +359,29 @@ class SQLiteStore(Store):
         unique = {r["id"]: r for r in rows}
         return [_edge_from(r) for r in unique.values()]
 
+    def edges_with_relation(self, user: str, relations: Iterable[str]) -> list[Edge]:
+        rows = self._select_in(
+            f"SELECT * FROM edges WHERE user = ? AND relation IN ({{marks}}) AND {LIVE}",
+            user,
+            relations,
+        )
+        return [_edge_from(r) for r in rows]
+
     def subgraph(
-        self, user: str, seed_ids: Iterable[str], hops: int = 2, live_only: bool = True
+        self,
+        user: str,
+        seed_ids: Iterable[str],
+        hops: int = 2,
+        live_only: bool = True,
+        stop_at: Iterable[str] = (),
     ) -> Graph:
         reached = set(seed_ids)
         frontier = set(reached)
+        stops = set(stop_at)
         edges: dict[str, Edge] = {}
-        for _ in range(hops):
+        for hop in range(hops):
+            if hop > 0:
+                frontier -= stops
             if not frontier:
                 break
             crossed = self._edges_around(user, sorted(frontier), live_only)
@@ -448,7 +464,8 @@ class SQLiteStore(Store):
             for r in rows
         ]
 
-    def _matrix(self, user: str) -> tuple[list[EmbeddingKey], np.ndarray]:
+    def _matrix(self, user: str) -> tuple[list[EmbeddingKey], np.ndarray, np.ndarray | None]:
+        """The owner's keys as a unit-row matrix, and their mean; reloaded after changes."""
         cached = self._vectors.get(user)
         if cached is None:
             rows = self._rows("SELECT * FROM keys WHERE user = ? ORDER BY id", (user,))
@@ -462,13 +479,18 @@ class SQLiteStore(Store):
                 matrix = matrix / np.where(norms == 0, 1, norms)
             else:
                 matrix = np.zeros((0, 0), np.float32)
-            cached = self._vectors[user] = (keys, matrix)
+            mean = matrix.mean(axis=0) if rows else None
+            cached = self._vectors[user] = (keys, matrix, mean)
         return cached
+
+    def key_mean(self, user: str) -> list[float] | None:
+        mean = self._matrix(user)[2]
+        return None if mean is None else mean.tolist()
 
     def search_keys(
         self, user: str, vector: Sequence[float], limit: int = 10
     ) -> list[tuple[EmbeddingKey, float]]:
-        keys, matrix = self._matrix(user)
+        keys, matrix, _ = self._matrix(user)
         if not keys or limit <= 0:
             return []
         query = np.asarray(vector, np.float32)
@@ -479,7 +501,7 @@ class SQLiteStore(Store):
         query = query / (np.linalg.norm(query) or 1.0)
         scores = matrix @ query
         top = np.argsort(-scores, kind="stable")[:limit]
-        return [(keys[i], float(scores[i])) for i in top]
+        return [(keys[i].evolve(vector=matrix[i].tolist()), float(scores[i])) for i in top]
 
     # --- time -----------------------------------------------------------------------
     def decay(

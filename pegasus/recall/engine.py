@@ -1,0 +1,186 @@
+"""Recall for one message: units -> seeds -> two-hop spread over one subgraph pull ->
+budget -> block. Never writes to the graph; the caller logs ``used_edges``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from pegasus.embed import Embedder
+from pegasus.model import Edge, Node, utcnow
+from pegasus.recall import activation as act
+from pegasus.recall.inject import build_block
+from pegasus.recall.ordinary import Ordinariness
+from pegasus.recall.presets import DEFAULT, RecallSettings
+from pegasus.recall.seeds import Hit, accept, centred_scores, collect, csls, seed_activation
+from pegasus.recall.text import content_words, phrases
+from pegasus.stores import Store
+from pegasus.time.decay import DORMANT_BELOW, strength_at
+
+
+@dataclass
+class Fired:
+    id: str
+    name: str
+    kind: str
+    score: float
+    via: str
+    hop: int
+
+
+@dataclass
+class RecallResult:
+    message: str
+    seeds: list[dict[str, Any]] = field(default_factory=list)
+    fired: list[Fired] = field(default_factory=list)
+    memory: list[str] = field(default_factory=list)
+    context: list[str] = field(default_factory=list)
+    text: str = ""
+    used_edges: list[str] = field(default_factory=list)
+    # Why each fired node fired: [(from node id, edge id, amount)], for /why.
+    paths: dict[str, list[tuple[str, str, float]]] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "message": self.message,
+            "seeds": self.seeds,
+            "fired": [vars(f) for f in self.fired],
+            "memory": self.memory,
+            "context": self.context,
+            "text": self.text,
+            "used_edges": self.used_edges,
+        }
+
+
+def current(edges: list[Edge], now: datetime) -> list[Edge]:
+    """Edges as they stand at ``now``: superseded, expired and dormant ones left out,
+    strengths decayed to ``now`` (the stored value is as of the last daily pass)."""
+    live: list[Edge] = []
+    for edge in edges:
+        if edge.superseded_by is not None or edge.expired or edge.dormant:
+            continue
+        if edge.expires_at is not None and edge.expires_at <= now:
+            continue
+        strength = strength_at(edge.strength0, edge.touched_at, edge.stability, now)
+        if strength < DORMANT_BELOW:
+            continue
+        live.append(edge.model_copy(update={"strength": strength}))
+    return live
+
+
+class Recaller:
+    """Recall over one store with one embedder; reuse it across messages."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        settings: RecallSettings = DEFAULT,
+        ordinariness: Ordinariness | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self.ordinariness = ordinariness or Ordinariness(embedder)
+
+    # --- seeding ----------------------------------------------------------------
+    def units(self, message: str) -> list[str]:
+        units = content_words(message)
+        if self.settings.use_phrases:
+            units += phrases(message)
+        return units
+
+    def match(self, user: str, units: list[str]) -> list[Hit]:
+        if not units:
+            return []
+        mean_list = self.store.key_mean(user)
+        if mean_list is None:
+            return []
+        mean = np.asarray(mean_list, np.float32)
+        vectors = self.embedder.embed_batch(units)
+        weight = self.settings.ordinariness_weight
+        r_units = self.ordinariness.of(vectors, mean) if weight else np.zeros(len(units))
+        hits: list[Hit] = []
+        for unit, vector, r_unit in zip(units, vectors, r_units, strict=True):
+            found = self.store.search_keys(user, vector, self.settings.candidates)
+            if not found:
+                continue
+            keys = [key for key, _ in found]
+            matrix = np.asarray([key.vector for key in keys], np.float32)
+            cos = centred_scores(vector, matrix, mean)
+            r_keys = self.ordinariness.of(matrix, mean) if weight else np.zeros(len(keys))
+            scores = csls(cos, float(r_unit), r_keys, weight)
+            accepted = accept(list(zip(keys, scores.tolist(), strict=True)), self.settings)
+            hits += [Hit(unit, key, score) for key, score in accepted]
+        return hits
+
+    # --- the whole read path -------------------------------------------------------
+    def recall(self, user: str, message: str, now: datetime | None = None) -> RecallResult:
+        now = now or utcnow()
+        settings = self.settings
+        result = RecallResult(message=message)
+        seeds = collect(self.match(user, self.units(message)), settings)
+        result.seeds = [
+            {"unit": h.unit, "key": h.key.text, "kind": h.key.kind, "ref": h.key.ref,
+             "score": round(h.score, 4)}
+            for h in seeds.hits
+        ]  # fmt: skip
+        seed_nodes = dict(seeds.nodes)
+        self_id = self.store.get_self(user)
+
+        if seeds.relations and not settings.relation_needs_anchor:
+            # The baseline: a relation hit seeds both ends of every edge carrying it.
+            for edge in current(self.store.edges_with_relation(user, seeds.relations), now):
+                for end in (edge.source, edge.target):
+                    seed_nodes[end] = max(seed_nodes.get(end, 0.0), 1.0)
+        if not seed_nodes:
+            return result
+
+        stop_at = [self_id] if settings.block_self and self_id else []
+        graph = self.store.subgraph(
+            user, list(seed_nodes), hops=settings.hops, live_only=True, stop_at=stop_at
+        )
+        edges = current(graph.edges, now)
+        nodes: dict[str, Node] = {node.id: node for node in graph.nodes}
+
+        if seeds.relations and settings.relation_needs_anchor:
+            # Two cues: a relation word counts only on an edge at a node the message
+            # already named, and then lights the other end.
+            anchors = set(seeds.nodes)
+            for edge in edges:
+                score = seeds.relations.get(edge.relation)
+                if score is None:
+                    continue
+                for end, other in ((edge.source, edge.target), (edge.target, edge.source)):
+                    if end in anchors and other != self_id:
+                        value = seed_activation(score, settings)
+                        seed_nodes[other] = max(seed_nodes.get(other, 0.0), value)
+
+        blocked = frozenset(stop_at)
+        state = act.spread(seed_nodes, edges, settings.hops, settings.spread_factor, blocked)
+        act.co_episode_bonus(
+            state,
+            {node_id: node.conversations for node_id, node in nodes.items()},
+            settings.fire_threshold,
+            settings.co_episode_bonus,
+            exempt=blocked,
+        )
+        fired = act.select_firing(
+            {k: v for k, v in state.items() if k in nodes},
+            settings.fire_threshold,
+            settings.max_fired,
+            settings.forward_share,
+        )
+        block = build_block(fired, nodes, edges, settings, self_id)
+        result.fired = [
+            Fired(a.node_id, nodes[a.node_id].name, nodes[a.node_id].kind.value,
+                  round(a.score, 4), a.via, a.hop)
+            for a in fired
+        ]  # fmt: skip
+        result.paths = {a.node_id: a.sources for a in fired}
+        result.memory, result.context, result.text = block.memory, block.context, block.text
+        result.used_edges = block.used_edges
+        return result

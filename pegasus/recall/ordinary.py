@@ -1,0 +1,69 @@
+"""How ordinary a text is: its similarity to everyday English words.
+
+Embeddings cluster by category, so a key such as a country, a city or a relation
+label that is an ordinary word ("learning") sits close to many unrelated query
+words. Measuring each key against a fixed reference vocabulary (the most frequent
+English words, from ``wordfreq``) and discounting by it is the hubness correction
+used in cross-lingual retrieval (CSLS): a key that is near everything must be
+nearer to this query than to ordinary words before it counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from pegasus.config import data_dir
+from pegasus.embed import Embedder
+from pegasus.recall.text import is_content
+
+VOCABULARY_SIZE = 3000
+NEIGHBOURS = 10
+
+
+def reference_words(size: int = VOCABULARY_SIZE) -> list[str]:
+    import wordfreq
+
+    words = [w for w in wordfreq.top_n_list("en", size * 3) if w.isalpha() and is_content(w)]
+    return words[:size]
+
+
+class Ordinariness:
+    """Mean similarity of a vector to its nearest everyday words."""
+
+    def __init__(self, embedder: Embedder, cache_dir: Path | None = None) -> None:
+        self.embedder = embedder
+        self.cache_dir = cache_dir or data_dir() / "cache"
+        self._matrix: np.ndarray | None = None
+
+    def _vocabulary(self) -> np.ndarray:
+        if self._matrix is None:
+            words = reference_words()
+            digest = hashlib.sha256(("\n".join(words) + self.embedder.name).encode()).hexdigest()
+            path = self.cache_dir / f"reference-{digest[:16]}.npy"
+            if path.exists():
+                self._matrix = np.load(path)
+            else:
+                self._matrix = self.embedder.embed_batch(words).astype(np.float32)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                np.save(path, self._matrix)
+        return self._matrix
+
+    def of(self, vectors: np.ndarray, centre: np.ndarray | None = None) -> np.ndarray:
+        """One value per row: mean cosine to the ``NEIGHBOURS`` nearest reference words,
+        after subtracting ``centre`` from both sides."""
+        reference = self._vocabulary()
+        rows = np.atleast_2d(vectors).astype(np.float32)
+        if centre is not None:
+            reference = _unit(reference - centre)
+            rows = _unit(rows - centre)
+        sims = rows @ reference.T
+        k = min(NEIGHBOURS, sims.shape[1])
+        return np.sort(sims, axis=1)[:, -k:].mean(axis=1)
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    return matrix / np.where(norms == 0, 1, norms)

@@ -1,0 +1,77 @@
+"""Recall settings as data, with named presets: the design writeup's baseline and
+the project's own defaults (see docs/recall.md for the measurements behind each
+difference). A benchmark can run both on the same graph."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    name: str
+    # Seeding
+    use_phrases: bool  # embed runs of adjacent content words too ("red tape")
+    candidates: int  # keys fetched per query unit from the (vector) index
+    seed_threshold: float  # centred cosine at which a unit seeds a key
+    clear_winner_floor: float  # ...or a top hit this high,
+    clear_winner_margin: float  # ...this far above the runner-up
+    graded_seeds: bool  # seed activation grows with match strength (else 1.0)
+    relation_needs_anchor: bool  # a relation hit seeds only next to a node seed
+    ordinariness_weight: float  # how much a key's likeness to everyday words costs it
+    # Spreading
+    hops: int
+    spread_factor: float
+    block_self: bool  # the user's own node receives but does not pass activation
+    co_episode_bonus: float
+    # Budget and injection
+    fire_threshold: float
+    max_fired: int
+    forward_share: float
+    context_threshold: float
+    snippets_per_node: int
+    max_tokens: int  # 0 = no token budget
+    show_dates: bool
+    show_properties: bool
+
+
+BASELINE = RecallSettings(
+    name="baseline",
+    use_phrases=False,
+    candidates=50,
+    seed_threshold=0.30,
+    clear_winner_floor=0.15,
+    clear_winner_margin=0.15,
+    graded_seeds=False,
+    relation_needs_anchor=False,
+    ordinariness_weight=0.0,
+    hops=2,
+    spread_factor=0.6,
+    block_self=False,
+    co_episode_bonus=0.15,
+    fire_threshold=0.30,
+    max_fired=8,
+    forward_share=0.7,
+    context_threshold=0.60,
+    snippets_per_node=4,
+    max_tokens=0,
+    show_dates=False,
+    show_properties=False,
+)
+
+DEFAULT = replace(
+    BASELINE,
+    name="default",
+    use_phrases=True,
+    seed_threshold=0.40,
+    clear_winner_floor=0.30,
+    graded_seeds=True,
+    relation_needs_anchor=True,
+    ordinariness_weight=0.5,
+    block_self=True,
+    max_tokens=400,
+    show_dates=True,
+    show_properties=True,
+)
+
+PRESETS = {preset.name: preset for preset in (BASELINE, DEFAULT)}

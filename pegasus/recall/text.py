@@ -1,0 +1,49 @@
+"""Splitting a message into the units that get embedded: content words and the
+phrases they form (so that "red tape" can meet "bureaucracy")."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cache
+
+from stop_words import get_stop_words
+
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+MAX_PHRASE = 3
+
+
+@cache
+def stop_words() -> frozenset[str]:
+    """Function words and the generic verbs and adverbs that carry no topic."""
+    words = {w.replace("’", "'") for w in get_stop_words("en")}
+    return frozenset(words)
+
+
+def words(text: str) -> list[str]:
+    text = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+    return WORD.findall(text)
+
+
+def is_content(word: str) -> bool:
+    return len(word) > 1 and word not in stop_words() and not word.isdigit()
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-case content words, first occurrence order, no duplicates."""
+    return list(dict.fromkeys(w for w in words(text) if is_content(w)))
+
+
+def phrases(text: str, longest: int = MAX_PHRASE) -> list[str]:
+    """Runs of 2..``longest`` adjacent content words ("pay hike", "red tape")."""
+    found: list[str] = []
+    run: list[str] = []
+    for word in [*words(text), ""]:
+        if word and is_content(word):
+            run.append(word)
+            continue
+        for size in range(2, longest + 1):
+            for start in range(len(run) - size + 1):
+                found.append(" ".join(run[start : start + size]))
+        run = []
+    return list(dict.fromkeys(found))
