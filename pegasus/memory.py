@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 
 from pegasus.config import Settings, load_settings
-from pegasus.errors import PegasusError, ValidationError
+from pegasus.embed import Embedder, default_embedder
+from pegasus.errors import NotFoundError, PegasusError, ValidationError
 from pegasus.interchange import Graph, dump_graph, parse_graph
-from pegasus.stores import Stats, Store, open_store
+from pegasus.model import Conversation, utcnow
+from pegasus.recall.engine import Recaller, RecallResult
+from pegasus.recall.keys import sync_keys
+from pegasus.recall.presets import DEFAULT, RecallSettings
+from pegasus.stores import DecayReport, Stats, Store, open_store
+from pegasus.time.decay import DECAY_RATES, DORMANT_BELOW, REINFORCE_BY
 
 
 class Memory:
@@ -22,7 +30,9 @@ class Memory:
         store: str | Store | None = None,
         user: str | None = None,
         settings: Settings | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
+        self._embedder = embedder
         self.settings = settings or load_settings(
             store=store if isinstance(store, str) else None, user=user
         )
@@ -45,11 +55,21 @@ class Memory:
         self.close()
 
     # --- interchange ------------------------------------------------------------
-    def import_graph(self, graph: Graph) -> Graph:
+    @property
+    def embedder(self) -> Embedder:
+        """The embedding model, loaded on first use."""
+        if self._embedder is None:
+            self._embedder = default_embedder(self.settings.embed_model)
+        return self._embedder
+
+    def import_graph(self, graph: Graph, index: bool = True) -> Graph:
+        """Write a checked graph; with ``index``, embed its names for recall."""
         self.store.import_graph(self.user, graph)
+        if index:
+            self.sync_keys()
         return graph
 
-    def import_file(self, path: str | Path) -> Graph:
+    def import_file(self, path: str | Path, index: bool = True) -> Graph:
         """Check a whole interchange file, then write it in one transaction."""
         try:
             text = Path(path).read_bytes()
@@ -59,7 +79,7 @@ class Memory:
             graph = parse_graph(text)
         except ValidationError as exc:
             raise ValidationError(f"{path}: {exc}") from exc
-        return self.import_graph(graph)
+        return self.import_graph(graph, index=index)
 
     def export(self) -> Graph:
         return self.store.export(self.user)
@@ -69,3 +89,51 @@ class Memory:
 
     def stats(self) -> Stats:
         return self.store.stats(self.user)
+
+    # --- recall and time ----------------------------------------------------------
+    def sync_keys(self) -> tuple[int, int]:
+        """Bring the embedding keys in line with the graph: (added, removed)."""
+        return sync_keys(self.store, self.user, self.embedder)
+
+    @cached_property
+    def _recallers(self) -> dict[str, Recaller]:
+        return {}
+
+    def recaller(self, settings: RecallSettings = DEFAULT) -> Recaller:
+        if settings.name not in self._recallers:
+            self._recallers[settings.name] = Recaller(self.store, self.embedder, settings)
+        return self._recallers[settings.name]
+
+    def recall(
+        self,
+        message: str,
+        conversation_id: str | None = None,
+        now: datetime | None = None,
+        settings: RecallSettings = DEFAULT,
+    ) -> RecallResult:
+        """What to inject for ``message``. Never changes the graph: with a
+        conversation id, the edges it injected are noted on that conversation's
+        record and reinforced once when it closes."""
+        result = self.recaller(settings).recall(self.user, message, now)
+        if conversation_id and result.used_edges:
+            record = self.store.get_conversation(self.user, conversation_id)
+            record = record or Conversation(id=conversation_id, started_at=now or utcnow())
+            used = list(dict.fromkeys([*record.used_edges, *result.used_edges]))
+            self.store.upsert_conversation(self.user, record.evolve(used_edges=used))
+        return result
+
+    def close_conversation(self, conversation_id: str, now: datetime | None = None) -> int:
+        """Reinforce the edges recall used in this conversation, once. Returns how many."""
+        now = now or utcnow()
+        record = self.store.get_conversation(self.user, conversation_id)
+        if record is None:
+            raise NotFoundError(f"no conversation {conversation_id!r} for user {self.user!r}")
+        count = self.store.reinforce(self.user, record.used_edges, now, DECAY_RATES, REINFORCE_BY)
+        self.store.upsert_conversation(self.user, record.evolve(used_edges=[], closed_at=now))
+        return count
+
+    def decay(self, now: datetime | None = None, all_users: bool = False) -> DecayReport:
+        """The daily pass: strengths as of ``now``, dormancy and expiry."""
+        return self.store.decay(
+            now or utcnow(), DECAY_RATES, DORMANT_BELOW, user=None if all_users else self.user
+        )

@@ -247,6 +247,8 @@ class Conversation(_Record):
     turns_ingested: int = Field(default=0, ge=0)
     content_hash: str = ""
     notes: list[str] = Field(default_factory=list)
+    # Edges that recall injected since the last close: reinforced once on close.
+    used_edges: list[str] = Field(default_factory=list)
     closed_at: datetime | None = None
 
     @property

@@ -64,9 +64,11 @@ def main_options(
 
 
 def _register() -> None:
-    from pegasus.cli import demo, graph_io, inspect
+    from pegasus.cli import demo, graph_io, inspect, recall, schedule
 
     graph_io.register(app)
+    recall.register(app)
+    schedule.register(app)
     inspect.register(app)
     demo.register(app)
 

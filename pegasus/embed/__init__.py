@@ -6,6 +6,7 @@ import os
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -74,7 +75,12 @@ class SentenceTransformerEmbedder(Embedder):
             # Weights come from the package or a local path, never from a hub at run time.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()
+            transformers_logging.set_verbosity_error()
 
             try:
                 self._model = SentenceTransformer(path, device=self.device)
@@ -95,5 +101,7 @@ class SentenceTransformerEmbedder(Embedder):
         return np.asarray(vectors, dtype=np.float32)
 
 
+@cache
 def default_embedder(model: str | None = None) -> Embedder:
+    """One cached embedder per model and process: the weights load once."""
     return CachedEmbedder(SentenceTransformerEmbedder(model or DEFAULT_MODEL))

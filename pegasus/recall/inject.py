@@ -101,7 +101,7 @@ def build_block(
         for end in (edge.source, edge.target):
             if end in by_node:
                 by_node[end].append(edge)
-    seen: set[str] = set()
+    shown: list[str] = []
     for activation in hot:
         node = nodes[activation.node_id]
         if settings.show_properties and node.properties:
@@ -109,8 +109,10 @@ def build_block(
         strongest = sorted(by_node[node.id], key=lambda e: (-e.strength, e.id))
         for edge in strongest[: settings.snippets_per_node]:
             snippet = " ".join(edge.snippet.split())
-            if snippet.casefold() in seen:
+            folded = snippet.casefold()
+            # The same words often justify several claims: show them once.
+            if any(folded in other or other in folded for other in shown):
                 continue
-            seen.add(snippet.casefold())
-            take(f'"{snippet}"{_when(edge, settings)}', block.context, edge)
+            if take(f'"{snippet}"{_when(edge, settings)}', block.context, edge):
+                shown.append(folded)
     return block

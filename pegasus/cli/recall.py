@@ -1,0 +1,67 @@
+"""``pegasus recall`` and ``pegasus close``: the read path from the shell."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+
+from pegasus.errors import ValidationError
+from pegasus.recall.presets import PRESETS
+
+
+def parse_when(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise ValidationError(f"--now {value!r} is not an ISO date or date-time") from exc
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def recall(
+    ctx: typer.Context,
+    message: Annotated[str, typer.Argument(help="The user's message, or - to read one per line.")],
+    conversation_id: Annotated[
+        str | None, typer.Option(help="Note the edges used, for reinforcement on close.")
+    ] = None,
+    now: Annotated[str | None, typer.Option(help="Recall as of this ISO time.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per message.")] = False,
+    preset: Annotated[
+        str, typer.Option(help=f"Recall settings: {', '.join(PRESETS)}.")
+    ] = "default",
+) -> None:
+    """Print the memory block to inject for a message (empty when nothing is relevant)."""
+    if preset not in PRESETS:
+        raise ValidationError(f"unknown preset {preset!r}: choose one of {', '.join(PRESETS)}")
+    memory = ctx.obj.memory
+    when = parse_when(now)
+    lines = (line.rstrip("\n") for line in sys.stdin) if message == "-" else iter([message])
+    for line in lines:
+        if message == "-" and not line.strip():
+            continue
+        result = memory.recall(line, conversation_id, when, PRESETS[preset])
+        if as_json:
+            typer.echo(json.dumps(result.as_json(), ensure_ascii=False))
+        else:
+            typer.echo(result.text)
+        sys.stdout.flush()
+
+
+def close(
+    ctx: typer.Context,
+    conversation_id: Annotated[str, typer.Argument(help="The conversation to close.")],
+    now: Annotated[str | None, typer.Option(help="Close as of this ISO time.")] = None,
+) -> None:
+    """Reinforce (once) the memories recall used in a conversation."""
+    count = ctx.obj.memory.close_conversation(conversation_id, parse_when(now))
+    typer.echo(f"reinforced {count} edges used in {conversation_id}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("recall")(recall)
+    app.command("close")(close)

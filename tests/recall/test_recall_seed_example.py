@@ -1,0 +1,110 @@
+"""Recall on the sample memory with the real embedding model, on both stores."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from pegasus.memory import Memory
+from pegasus.stores import Store
+from tests.conftest import SEED_CONVERSATION, SEED_GRAPH
+
+FOLLOW_UPS = [
+    turn["content"]
+    for turn in json.loads(SEED_CONVERSATION.read_text())["followup_conversation"]["turns"]
+    if turn["role"] == "user"
+]
+NOW = datetime(2026, 9, 20, 9, 0, tzinfo=UTC)
+SELF = "PERSON::trevor"
+
+
+@pytest.fixture
+def memory(store: Store, user: str) -> Memory:
+    memory = Memory(store, user=user)
+    memory.import_file(SEED_GRAPH)
+    store.set_self(user, SELF)
+    return memory
+
+
+def fired(memory: Memory, message: str) -> set[str]:
+    return {f.id for f in memory.recall(message, now=NOW).fired}
+
+
+def test_first_follow_up_recalls_joshua_the_offer_and_the_bank(memory: Memory) -> None:
+    result = memory.recall(FOLLOW_UPS[0], now=NOW)
+    ids = {f.id for f in result.fired}
+    assert {"PERSON::joshua", "THING::nova_ai_cfo_offer", "THING::large_bank_career_path"} <= ids
+    assert "Trevor -[REPORTS_TO]-> Joshua (2026-09-14)" in result.memory
+    assert "Trevor -[CONSIDERING]-> Large-bank career path (2026-09-14)" in result.memory
+    assert any("offered a role as CFO (Nova AI)" in line for line in result.context)
+    assert result.text.startswith("[MEMORY]\n") and "[CONTEXT]" in result.text
+    assert len(result.fired) <= 8
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Can you recommend a good pasta recipe?",
+        "What's the weather like today?",
+        "What is the capital of France?",
+        "Any tips for a job interview?",
+        "",
+        "   ",
+        "!!! ??? 🙂",
+    ],
+)
+def test_unrelated_messages_fire_nothing(memory: Memory, message: str) -> None:
+    result = memory.recall(message, now=NOW)
+    assert result.fired == [] and result.text == ""
+
+
+def test_names_aliases_and_phrases_seed(memory: Memory) -> None:
+    assert "THING::large_bank_career_path" in fired(memory, "Should I take the bank offer?")
+    assert "ORG::nova_ai" in fired(memory, "Any news from NovaAI?")
+    assert "TOPIC::artificial_intelligence" in fired(
+        memory, "I keep reading about artificial intelligence"
+    )
+
+
+def test_dead_edges_never_appear(memory: Memory, store: Store, user: str) -> None:
+    bank = "PERSON::trevor::CONSIDERING::THING::large_bank_career_path"
+    offer = "PERSON::trevor::CONSIDERING::THING::nova_ai_cfo_offer"
+    boss = "PERSON::trevor::REPORTS_TO::PERSON::joshua"
+    edges = {e.id: e for e in store.get_edges(user, [bank, offer, boss])}
+    store.upsert_edges(
+        user,
+        [
+            edges[bank].evolve(superseded_by=offer),
+            edges[offer].evolve(dormant=True),
+            edges[boss].evolve(stability="time_bound", expires_at=NOW - timedelta(days=1)),
+        ],
+    )
+    result = memory.recall(FOLLOW_UPS[0], now=NOW)
+    shown = result.text
+    assert "CONSIDERING" not in shown and "REPORTS_TO" not in shown
+    assert not {bank, offer, boss} & set(result.used_edges)
+
+
+def test_recall_never_writes(memory: Memory, store: Store, user: str) -> None:
+    before = store.export(user)
+    memory.recall(FOLLOW_UPS[0], now=NOW)
+    memory.recall(FOLLOW_UPS[1], conversation_id="seed-trevor-2", now=NOW)
+    after = store.export(user)
+    assert after.nodes == before.nodes and after.edges == before.edges
+
+
+def test_close_reinforces_used_edges_once(memory: Memory, store: Store, user: str) -> None:
+    later = NOW + timedelta(days=60)
+    result = memory.recall(FOLLOW_UPS[0], conversation_id="c-2", now=later)
+    used = set(result.used_edges)
+    assert used and len(used) < 21
+    untouched = {e.id: e for e in store.export(user).edges if e.id not in used}
+    assert memory.close_conversation("c-2", now=later) == len(used)
+    assert memory.close_conversation("c-2", now=later) == 0
+    edges = {e.id: e for e in store.export(user).edges}
+    for edge_id in used:
+        assert edges[edge_id].touched_at == later
+    for edge_id, edge in untouched.items():
+        assert edges[edge_id] == edge
