@@ -16,7 +16,7 @@ from pegasus.recall.inject import build_block
 from pegasus.recall.ordinary import Ordinariness
 from pegasus.recall.presets import DEFAULT, RecallSettings
 from pegasus.recall.seeds import Hit, accept, centred_scores, collect, csls, seed_activation
-from pegasus.recall.text import content_words, phrases
+from pegasus.recall.text import content_words, phrases, possessive_phrases
 from pegasus.stores import Store
 from pegasus.time.decay import DORMANT_BELOW, strength_at
 
@@ -71,6 +71,10 @@ def current(edges: list[Edge], now: datetime) -> list[Edge]:
     return live
 
 
+# A possessive unit ("Trevor's boss") must beat the bare name by this much on a key.
+POSSESSIVE_MARGIN = 0.15
+
+
 class Recaller:
     """Recall over one store with one embedder; reuse it across messages."""
 
@@ -87,20 +91,25 @@ class Recaller:
         self.ordinariness = ordinariness or Ordinariness(embedder)
 
     # --- seeding ----------------------------------------------------------------
-    def units(self, message: str) -> list[str]:
+    def units(self, message: str, owner: str | None = None) -> list[str]:
         units = content_words(message)
         if self.settings.use_phrases:
             units += phrases(message)
+        if self.settings.use_possessives and owner:
+            units += possessive_phrases(message, owner)
         return units
 
-    def match(self, user: str, units: list[str]) -> list[Hit]:
+    def match(self, user: str, units: list[str], owner: str | None = None) -> list[Hit]:
+        """Score every unit against its nearest keys; keep the accepted hits."""
         if not units:
             return []
         mean_list = self.store.key_mean(user)
         if mean_list is None:
             return []
         mean = np.asarray(mean_list, np.float32)
-        vectors = self.embedder.embed_batch(units)
+        vectors = self.embedder.embed_batch(units + ([owner] if owner else []))
+        owner_vector = vectors[-1] if owner else None
+        vectors = vectors[: len(units)]
         weight = self.settings.ordinariness_weight
         r_units = self.ordinariness.of(vectors, mean) if weight else np.zeros(len(units))
         hits: list[Hit] = []
@@ -113,6 +122,10 @@ class Recaller:
             cos = centred_scores(vector, matrix, mean)
             r_keys = self.ordinariness.of(matrix, mean) if weight else np.zeros(len(keys))
             scores = csls(cos, float(r_unit), r_keys, weight)
+            if owner_vector is not None and unit.startswith(f"{owner}'s "):
+                # The user's name must not carry the match: the words after it must.
+                by_name = centred_scores(owner_vector, matrix, mean)
+                scores = np.where(cos - by_name >= POSSESSIVE_MARGIN, scores, -1.0)
             accepted = accept(list(zip(keys, scores.tolist(), strict=True)), self.settings)
             hits += [Hit(unit, key, score) for key, score in accepted]
         return hits
@@ -122,14 +135,18 @@ class Recaller:
         now = now or utcnow()
         settings = self.settings
         result = RecallResult(message=message)
-        seeds = collect(self.match(user, self.units(message)), settings)
+        self_id = self.store.get_self(user)
+        owner = None
+        if settings.use_possessives and self_id:
+            found = self.store.get_nodes(user, [self_id])
+            owner = found[0].name if found else None
+        seeds = collect(self.match(user, self.units(message, owner), owner), settings)
         result.seeds = [
             {"unit": h.unit, "key": h.key.text, "kind": h.key.kind, "ref": h.key.ref,
              "score": round(h.score, 4)}
             for h in seeds.hits
         ]  # fmt: skip
         seed_nodes = dict(seeds.nodes)
-        self_id = self.store.get_self(user)
 
         if seeds.relations and not settings.relation_needs_anchor:
             # The baseline: a relation hit seeds both ends of every edge carrying it.

@@ -12,6 +12,7 @@ class RecallSettings:
     name: str
     # Seeding
     use_phrases: bool  # embed runs of adjacent content words too ("red tape")
+    use_possessives: bool  # "my boss" also as "<user's name>'s boss"
     candidates: int  # keys fetched per query unit from the (vector) index
     seed_threshold: float  # centred cosine at which a unit seeds a key
     clear_winner_floor: float  # ...or a top hit this high,
@@ -38,6 +39,7 @@ class RecallSettings:
 BASELINE = RecallSettings(
     name="baseline",
     use_phrases=False,
+    use_possessives=False,
     candidates=50,
     seed_threshold=0.30,
     clear_winner_floor=0.15,
@@ -63,6 +65,7 @@ DEFAULT = replace(
     BASELINE,
     name="default",
     use_phrases=True,
+    use_possessives=True,
     seed_threshold=0.40,
     clear_winner_floor=0.30,
     graded_seeds=True,

@@ -47,3 +47,24 @@ def phrases(text: str, longest: int = MAX_PHRASE) -> list[str]:
                 found.append(" ".join(run[start : start + size]))
         run = []
     return list(dict.fromkeys(found))
+
+
+FIRST_PERSON_POSSESSIVES = frozenset({"my", "our"})
+
+
+def possessive_phrases(text: str, owner: str) -> list[str]:
+    """'my boss' -> "Trevor's boss": memories describe the user by name, while the
+    user says "my". Each possessive is followed by its run of content words."""
+    tokens = words(text)
+    found: list[str] = []
+    for index, token in enumerate(tokens):
+        if token not in FIRST_PERSON_POSSESSIVES:
+            continue
+        run: list[str] = []
+        for word in tokens[index + 1 : index + 1 + MAX_PHRASE]:
+            if not is_content(word):
+                break
+            run.append(word)
+        if run:
+            found.append(f"{owner}'s {' '.join(run)}")
+    return list(dict.fromkeys(found))

@@ -108,3 +108,23 @@ def test_close_reinforces_used_edges_once(memory: Memory, store: Store, user: st
         assert edges[edge_id].touched_at == later
     for edge_id, edge in untouched.items():
         assert edges[edge_id] == edge
+
+
+def test_my_boss_reaches_joshua(memory: Memory) -> None:
+    result = memory.recall("My boss wants to talk tomorrow", now=NOW)
+    assert "PERSON::joshua" in {f.id for f in result.fired}
+    assert "Trevor -[REPORTS_TO]-> Joshua (2026-09-14)" in result.memory
+
+
+def test_possessives_need_more_than_the_name(memory: Memory) -> None:
+    # "my wife" becomes "Trevor's wife", which resembles every key naming Trevor;
+    # with no wife in memory nothing may fire.
+    assert fired(memory, "My wife wants a holiday in June") == set()
+    assert "THING::ai_startups_trevor_s_consulting_clients" in fired(
+        memory, "my clients are demanding"
+    )
+
+
+def test_relation_words_alone_fire_nothing(memory: Memory) -> None:
+    # "considering", "offered", "understands" are relation labels of this graph.
+    assert fired(memory, "I was considering what they offered; do you understand?") == set()
