@@ -1,2 +1,2 @@
 MATCH (n:Entity {user: $user})
-RETURN properties(n) AS props
+RETURN n {.*, created_at: toString(n.created_at), updated_at: toString(n.updated_at)} AS props

@@ -1,3 +1,3 @@
 UNWIND $ids AS id
 MATCH (n:Entity {user: $user, id: id})
-RETURN properties(n) AS props
+RETURN n {.*, created_at: toString(n.created_at), updated_at: toString(n.updated_at)} AS props

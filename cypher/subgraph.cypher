@@ -25,6 +25,6 @@ CALL (seeds, crossed) {
   UNWIND seeds + [r IN crossed | startNode(r)] + [r IN crossed | endNode(r)] AS n
   RETURN collect(DISTINCT n) AS reached
 }
-RETURN [n IN reached | properties(n)] AS nodes,
-       [r IN crossed | {props: properties(r), relation: type(r),
+RETURN [n IN reached | n {.*, created_at: toString(n.created_at), updated_at: toString(n.updated_at)}] AS nodes,
+       [r IN crossed | {props: r {.*, touched_at: toString(r.touched_at), created_at: toString(r.created_at), expires_at: toString(r.expires_at)}, relation: type(r),
                         source: startNode(r).id, target: endNode(r).id}] AS edges

@@ -64,10 +64,13 @@ def _aware(value: datetime | None) -> datetime | None:
     return value.astimezone(UTC) if value is not None else None
 
 
+# Control characters (category Cc) other than tab and newline.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def _clean_text(value: str) -> str:
     # NFC keeps visually equal names equal; stray control characters never belong in a name.
-    value = unicodedata.normalize("NFC", value)
-    return "".join(ch for ch in value if ch in "\n\t" or unicodedata.category(ch) != "Cc").strip()
+    return CONTROL.sub("", unicodedata.normalize("NFC", value)).strip()
 
 
 def _non_empty(value: str) -> str:

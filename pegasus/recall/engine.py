@@ -113,8 +113,8 @@ class Recaller:
         weight = self.settings.ordinariness_weight
         r_units = self.ordinariness.of(vectors, mean) if weight else np.zeros(len(units))
         hits: list[Hit] = []
-        for unit, vector, r_unit in zip(units, vectors, r_units, strict=True):
-            found = self.store.search_keys(user, vector, self.settings.candidates)
+        nearest = self.store.search_keys_many(user, vectors.tolist(), self.settings.candidates)
+        for unit, vector, r_unit, found in zip(units, vectors, r_units, nearest, strict=True):
             if not found:
                 continue
             keys = [key for key, _ in found]

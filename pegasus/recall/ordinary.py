@@ -37,6 +37,8 @@ class Ordinariness:
         self.embedder = embedder
         self.cache_dir = cache_dir or data_dir() / "cache"
         self._matrix: np.ndarray | None = None
+        # The reference centred on the last mean seen: the mean moves only when keys do.
+        self._centred: tuple[bytes, np.ndarray] | None = None
 
     def _vocabulary(self) -> np.ndarray:
         if self._matrix is None:
@@ -57,11 +59,17 @@ class Ordinariness:
         reference = self._vocabulary()
         rows = np.atleast_2d(vectors).astype(np.float32)
         if centre is not None:
-            reference = _unit(reference - centre)
+            reference = self._centred_reference(reference, centre)
             rows = _unit(rows - centre)
         sims = rows @ reference.T
         k = min(NEIGHBOURS, sims.shape[1])
-        return np.sort(sims, axis=1)[:, -k:].mean(axis=1)
+        return np.partition(sims, -k, axis=1)[:, -k:].mean(axis=1)
+
+    def _centred_reference(self, reference: np.ndarray, centre: np.ndarray) -> np.ndarray:
+        tag = np.asarray(centre, np.float32).tobytes()
+        if self._centred is None or self._centred[0] != tag:
+            self._centred = (tag, _unit(reference - centre))
+        return self._centred[1]
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:

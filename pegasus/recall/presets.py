@@ -14,6 +14,7 @@ class RecallSettings:
     use_phrases: bool  # embed runs of adjacent content words too ("red tape")
     use_possessives: bool  # "my boss" also as "<user's name>'s boss"
     candidates: int  # keys fetched per query unit from the (vector) index
+    hits_per_unit: int  # most keys one unit may seed (0 = no limit)
     seed_threshold: float  # centred cosine at which a unit seeds a key
     clear_winner_floor: float  # ...or a top hit this high,
     clear_winner_margin: float  # ...this far above the runner-up
@@ -41,6 +42,7 @@ BASELINE = RecallSettings(
     use_phrases=False,
     use_possessives=False,
     candidates=50,
+    hits_per_unit=0,
     seed_threshold=0.30,
     clear_winner_floor=0.15,
     clear_winner_margin=0.15,
@@ -66,6 +68,7 @@ DEFAULT = replace(
     name="default",
     use_phrases=True,
     use_possessives=True,
+    hits_per_unit=3,
     seed_threshold=0.40,
     clear_winner_floor=0.30,
     graded_seeds=True,

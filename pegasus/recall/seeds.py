@@ -58,7 +58,8 @@ def accept(scored: Sequence[tuple[EmbeddingKey, float]], settings: RecallSetting
         return []
     above = [pair for pair in ranked if pair[1] >= settings.seed_threshold]
     if above:
-        return above
+        # One word is one cue: it may name a few things, not every key like it.
+        return above[: settings.hits_per_unit] if settings.hits_per_unit else above
     top = ranked[0][1]
     runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
     if top >= settings.clear_winner_floor and top - runner_up >= settings.clear_winner_margin:

@@ -136,11 +136,16 @@ class Store(ABC):
     def list_keys(self, user: str, with_vectors: bool = False) -> list[EmbeddingKey]: ...
 
     @abstractmethod
+    def search_keys_many(
+        self, user: str, vectors: Sequence[Sequence[float]], limit: int = 10
+    ) -> list[list[tuple[EmbeddingKey, float]]]:
+        """For each query vector, the ``limit`` keys nearest by cosine similarity, best
+        first, each with its (unit-length) vector. One round trip for all queries."""
+
     def search_keys(
         self, user: str, vector: Sequence[float], limit: int = 10
     ) -> list[tuple[EmbeddingKey, float]]:
-        """The ``limit`` keys nearest to ``vector`` by cosine similarity, best first,
-        each with its (unit-length) vector."""
+        return self.search_keys_many(user, [vector], limit)[0]
 
     @abstractmethod
     def key_mean(self, user: str) -> list[float] | None:

@@ -423,30 +423,34 @@ class Neo4jStore(Store):
             for r in records
         ]
 
-    def search_keys(
-        self, user: str, vector: Sequence[float], limit: int = 10
-    ) -> list[tuple[EmbeddingKey, float]]:
-        if limit <= 0:
-            return []
-        query = [float(x) for x in vector]
+    def search_keys_many(
+        self, user: str, vectors: Sequence[Sequence[float]], limit: int = 10
+    ) -> list[list[tuple[EmbeddingKey, float]]]:
+        results: list[list[tuple[EmbeddingKey, float]]] = [[] for _ in vectors]
+        if limit <= 0 or len(vectors) == 0:
+            return results
+        pending = list(range(len(vectors)))
         candidates = limit * SEARCH_OVERFETCH
-        while True:
+        while pending:
+            rows = [{"i": i, "vector": [float(x) for x in vectors[i]]} for i in pending]
             records = self._read(
-                "key_search", user=user, vector=query, candidates=candidates, limit=limit
+                "key_search", user=user, queries=rows, candidates=candidates, limit=limit
             )
-            # Enough of this owner's keys, or the index has nothing more to give.
-            if len(records) >= limit or candidates >= self._total_keys():
+            for record in records:
+                key = EmbeddingKey.model_construct(
+                    id=record["id"], text=record["text"], ref=record["ref"],
+                    kind=record["kind"], vector=list(record["vector"]),
+                )  # fmt: skip
+                results[record["i"]].append((key, float(record["score"])))
+            # Queries short of this owner's keys ask again, wider, until the index
+            # has nothing more to give.
+            pending = [i for i in pending if len(results[i]) < limit]
+            if not pending or candidates >= self._total_keys():
                 break
+            for i in pending:
+                results[i] = []
             candidates *= SEARCH_OVERFETCH
-        return [
-            (
-                EmbeddingKey(
-                    id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=r["vector"]
-                ),
-                float(r["score"]),
-            )
-            for r in records
-        ]
+        return results
 
     def _total_keys(self) -> int:
         return int(self._read("key_total")[0]["keys"])

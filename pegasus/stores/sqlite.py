@@ -487,21 +487,27 @@ class SQLiteStore(Store):
         mean = self._matrix(user)[2]
         return None if mean is None else mean.tolist()
 
-    def search_keys(
-        self, user: str, vector: Sequence[float], limit: int = 10
-    ) -> list[tuple[EmbeddingKey, float]]:
+    def search_keys_many(
+        self, user: str, vectors: Sequence[Sequence[float]], limit: int = 10
+    ) -> list[list[tuple[EmbeddingKey, float]]]:
         keys, matrix, _ = self._matrix(user)
-        if not keys or limit <= 0:
-            return []
-        query = np.asarray(vector, np.float32)
-        if query.shape[0] != matrix.shape[1]:
+        if not keys or limit <= 0 or len(vectors) == 0:
+            return [[] for _ in vectors]
+        queries = np.atleast_2d(np.asarray(vectors, np.float32))
+        if queries.shape[1] != matrix.shape[1]:
             raise ValidationError(
-                f"query vector has {query.shape[0]} dimensions, the keys have {matrix.shape[1]}"
+                f"query vector has {queries.shape[1]} dimensions, the keys have {matrix.shape[1]}"
             )
-        query = query / (np.linalg.norm(query) or 1.0)
-        scores = matrix @ query
-        top = np.argsort(-scores, kind="stable")[:limit]
-        return [(keys[i].evolve(vector=matrix[i].tolist()), float(scores[i])) for i in top]
+        norms = np.linalg.norm(queries, axis=1, keepdims=True)
+        scores = (queries / np.where(norms == 0, 1, norms)) @ matrix.T
+        results = []
+        for row in scores:
+            top = np.argsort(-row, kind="stable")[:limit]
+            results.append(
+                [(keys[i].model_copy(update={"vector": matrix[i].tolist()}), float(row[i]))
+                 for i in top]
+            )  # fmt: skip
+        return results
 
     # --- time -----------------------------------------------------------------------
     def decay(

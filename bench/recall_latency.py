@@ -1,0 +1,110 @@
+"""Warm recall latency (query embedding included) on synthetic graphs, both stores.
+
+    python bench/recall_latency.py --sizes 1000 10000 100000 [--queries 200]
+
+For each size: build the graph of bench/import_edges.py, import it, embed its keys
+(not timed), then time ``Memory.recall`` for a fixed mix of messages that name
+stored entities and messages that name nothing. Results go to
+bench/results/recall_latency.json and a markdown table on standard output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from bench.import_edges import RESULTS, synthetic_graph
+from pegasus.embed import default_embedder
+from pegasus.memory import Memory
+from pegasus.stores import Store, open_store
+
+GENERIC = [
+    "Can you recommend a good pasta recipe?",
+    "What's the weather like today?",
+    "How do I fix a flat bicycle tyre?",
+    "Tell me a joke about penguins.",
+]
+
+
+def messages(graph, count: int, seed: int = 11) -> list[str]:
+    rng = random.Random(seed)
+    names = [node.name for node in graph.nodes[1:]]
+    out = []
+    for i in range(count):
+        if i % 4 == 3:
+            out.append(rng.choice(GENERIC))
+        else:
+            out.append(f"I talked with {rng.choice(names)} about {rng.choice(names)} yesterday.")
+    return out
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def measure(store: Store, user: str, edges: int, queries: int) -> dict[str, float]:
+    graph = synthetic_graph(edges)
+    store.import_graph(user, graph)
+    memory = Memory(store, user=user, embedder=default_embedder())
+    t0 = time.perf_counter()
+    memory.sync_keys()
+    index_s = time.perf_counter() - t0
+    probe = messages(graph, queries)
+    for message in probe[:10]:  # warm: model, caches, page cache
+        memory.recall(message)
+    timings, fired = [], []
+    for message in probe:
+        t = time.perf_counter()
+        result = memory.recall(message)
+        timings.append((time.perf_counter() - t) * 1000)
+        fired.append(len(result.fired))
+    return {
+        "edges": edges,
+        "keys": store.stats(user).keys,
+        "index_s": round(index_s, 1),
+        "p50_ms": round(statistics.median(timings), 1),
+        "p95_ms": round(percentile(timings, 0.95), 1),
+        "mean_fired": round(statistics.mean(fired), 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--neo4j", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
+    parser.add_argument("--stores", nargs="+", default=["sqlite", "neo4j"])
+    args = parser.parse_args()
+    rows = []
+    for size in args.sizes:
+        for kind in args.stores:
+            user = f"bench-{uuid.uuid4().hex[:8]}"
+            with tempfile.TemporaryDirectory() as tmp:
+                url = f"sqlite:///{tmp}/bench.db" if kind == "sqlite" else args.neo4j
+                store = open_store(url)
+                try:
+                    rows.append({"store": kind, **measure(store, user, size, args.queries)})
+                finally:
+                    if kind == "neo4j":
+                        store.delete_keys(user, [k.id for k in store.list_keys(user)])
+                        store.delete_nodes(user, [n.id for n in store.export(user).nodes])
+                    store.close()
+            print(json.dumps(rows[-1]), flush=True)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "recall_latency.json").write_text(json.dumps(rows, indent=1) + "\n")
+    print("\n| store | edges | keys | p50 ms | p95 ms | mean fired |\n|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['store']} | {r['edges']} | {r['keys']} | {r['p50_ms']} | {r['p95_ms']} | "
+              f"{r['mean_fired']} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
