@@ -18,7 +18,6 @@ import statistics
 import tempfile
 import time
 import uuid
-from pathlib import Path
 
 from bench.import_edges import RESULTS, synthetic_graph
 from pegasus.embed import default_embedder
