@@ -33,7 +33,9 @@ neo4j-down:
 	./scripts/neo4j-down.sh
 
 bench: install
-	$(PY) bench/import_edges.py --edges 100000
+	$(PY) -m bench.recall_probes
+	$(PY) -m bench.recall_latency --sizes 1000 10000
+	$(PY) -m bench.import_edges --edges 100000
 
 clean:
 	rm -rf $(VENV) .neo4j neo4j-launcher/target

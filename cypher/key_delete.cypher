@@ -1,3 +1,3 @@
-MATCH (k:Key {user: $user})
-WHERE k.id IN $ids
+UNWIND $ids AS id
+MATCH (k:Key {user: $user, id: id})
 DELETE k

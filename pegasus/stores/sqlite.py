@@ -502,7 +502,13 @@ class SQLiteStore(Store):
         scores = (queries / np.where(norms == 0, 1, norms)) @ matrix.T
         results = []
         for row in scores:
-            top = np.argsort(-row, kind="stable")[:limit]
+            # Only the top few are wanted: partition first, then sort those.
+            top = (
+                np.argpartition(-row, limit - 1)[:limit]
+                if limit < len(row)
+                else np.arange(len(row))
+            )
+            top = top[np.argsort(-row[top], kind="stable")]
             results.append(
                 [(keys[i].model_copy(update={"vector": matrix[i].tolist()}), float(row[i]))
                  for i in top]
