@@ -14,10 +14,13 @@ out = Console()
 def import_(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="An interchange JSON file (nodes and edges).")],
+    index: Annotated[
+        bool, typer.Option(help="Embed names and relations for recall (loads the model).")
+    ] = True,
 ) -> None:
     """Import a graph file, all or nothing: one bad part and nothing is written."""
     memory = ctx.obj.memory
-    graph = memory.import_file(file)
+    graph = memory.import_file(file, index=index)
     out.print(
         f"imported {len(graph.nodes)} nodes and {len(graph.edges)} edges "
         f"into {memory.user!r}", highlight=False,

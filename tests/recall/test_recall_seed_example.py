@@ -128,3 +128,27 @@ def test_possessives_need_more_than_the_name(memory: Memory) -> None:
 def test_relation_words_alone_fire_nothing(memory: Memory) -> None:
     # "considering", "offered", "understands" are relation labels of this graph.
     assert fired(memory, "I was considering what they offered; do you understand?") == set()
+
+
+def test_ninety_days_only_used_memories_stay_strong(
+    memory: Memory, store: Store, user: str
+) -> None:
+    bank = "PERSON::trevor::CONSIDERING::THING::large_bank_career_path"
+    start = {e.id: e for e in store.export(user).edges}
+    day0 = datetime(2026, 9, 15, 9, 0, tzinfo=UTC)
+    for day in range(90):
+        now = day0 + timedelta(days=day)
+        memory.recall("Should I take the bank offer?", conversation_id=f"day-{day}", now=now)
+        memory.close_conversation(f"day-{day}", now=now)
+        memory.decay(now + timedelta(hours=12))
+    end = {e.id: e for e in store.export(user).edges}
+    assert end[bank].strength > 90 and not end[bank].dormant
+    around_user = [i for i, e in start.items() if e.source == SELF and i != bank]
+    assert len(around_user) >= 10
+    for edge_id in around_user:
+        before, after = start[edge_id], end[edge_id]
+        assert after.touched_at == before.touched_at, edge_id  # never reinforced
+        if before.stability != "immutable":
+            assert after.strength < before.strength0 * 0.7, edge_id
+    # Time-bound claims nobody used are dormant by now, and stay out of recall.
+    assert end["PERSON::trevor::CONSIDERING::THING::nova_ai_cfo_offer"].dormant
