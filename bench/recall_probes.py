@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 from bench.import_edges import RESULTS
 from pegasus.embed import default_embedder
@@ -53,7 +54,7 @@ PROBES: list[tuple[str, set[str]]] = [
 def main() -> None:
     store = SQLiteStore(":memory:")
     memory = Memory(store, user="probe", embedder=default_embedder())
-    memory.import_graph(parse_graph(open(GRAPH, encoding="utf-8").read()))
+    memory.import_graph(parse_graph(Path(GRAPH).read_text(encoding="utf-8")))
     store.set_self("probe", "PERSON::trevor")
     rows = []
     for message, expected in PROBES:
