@@ -120,7 +120,11 @@ class Recaller:
             keys = [key for key, _ in found]
             matrix = np.asarray([key.vector for key in keys], np.float32)
             cos = centred_scores(vector, matrix, mean)
-            r_keys = self.ordinariness.of(matrix, mean) if weight else np.zeros(len(keys))
+            r_keys = (
+                self.ordinariness.of_keys([key.id for key in keys], matrix, mean)
+                if weight
+                else np.zeros(len(keys))
+            )
             scores = csls(cos, float(r_unit), r_keys, weight)
             if owner_vector is not None and unit.startswith(f"{owner}'s "):
                 # The user's name must not carry the match: the words after it must.

@@ -39,6 +39,7 @@ class Ordinariness:
         self._matrix: np.ndarray | None = None
         # The reference centred on the last mean seen: the mean moves only when keys do.
         self._centred: tuple[bytes, np.ndarray] | None = None
+        self._by_key: dict[str, float] = {}
 
     def _vocabulary(self) -> np.ndarray:
         if self._matrix is None:
@@ -65,10 +66,20 @@ class Ordinariness:
         k = min(NEIGHBOURS, sims.shape[1])
         return np.partition(sims, -k, axis=1)[:, -k:].mean(axis=1)
 
+    def of_keys(self, ids: list[str], vectors: np.ndarray, centre: np.ndarray) -> np.ndarray:
+        """Like :meth:`of`, remembered per key id while the centre stays put."""
+        self._centred_reference(self._vocabulary(), centre)
+        missing = [i for i, key_id in enumerate(ids) if key_id not in self._by_key]
+        if missing:
+            values = self.of(vectors[missing], centre)
+            self._by_key.update(zip((ids[i] for i in missing), values.tolist(), strict=True))
+        return np.asarray([self._by_key[key_id] for key_id in ids])
+
     def _centred_reference(self, reference: np.ndarray, centre: np.ndarray) -> np.ndarray:
         tag = np.asarray(centre, np.float32).tobytes()
         if self._centred is None or self._centred[0] != tag:
             self._centred = (tag, _unit(reference - centre))
+            self._by_key = {}
         return self._centred[1]
 
 

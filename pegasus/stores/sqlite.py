@@ -20,7 +20,16 @@ import numpy as np
 
 from pegasus.errors import StoreError, ValidationError
 from pegasus.interchange import Graph
-from pegasus.model import Conversation, Edge, EmbeddingKey, Node, check_relation
+from pegasus.model import (
+    Cardinality,
+    Conversation,
+    Edge,
+    EmbeddingKey,
+    Kind,
+    Node,
+    Stability,
+    check_relation,
+)
 from pegasus.stores.base import DecayReport, Stats, Store
 from pegasus.time.decay import SECONDS_PER_DAY, decayed, reinforced
 
@@ -124,21 +133,24 @@ def _edge_row(user: str, edge: Edge) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
+# Rows were validated on the way in: reading them back skips validation (it
+# dominated recall's subgraph pull), but still builds the proper types.
 def _node_from(row: sqlite3.Row) -> Node:
-    return Node(
-        id=row["id"], name=row["name"], kind=row["kind"], aliases=json.loads(row["aliases"]),
-        properties=json.loads(row["properties"]), confidence=row["confidence"],
-        conversations=json.loads(row["conversations"]), provisional=bool(row["provisional"]),
-        created_at=_dt(row["created_at"]), updated_at=_dt(row["updated_at"]),
+    return Node.model_construct(
+        id=row["id"], name=row["name"], kind=Kind(row["kind"]),
+        aliases=json.loads(row["aliases"]), properties=json.loads(row["properties"]),
+        confidence=row["confidence"], conversations=json.loads(row["conversations"]),
+        provisional=bool(row["provisional"]), created_at=_dt(row["created_at"]),
+        updated_at=_dt(row["updated_at"]),
     )  # fmt: skip
 
 
 def _edge_from(row: sqlite3.Row) -> Edge:
-    return Edge(
+    return Edge.model_construct(
         id=row["id"], source=row["source"], target=row["target"], relation=row["relation"],
         strength=row["strength"], strength0=row["strength0"],
         touched_at=_dt(row["touched_at"]), confidence=row["confidence"],
-        stability=row["stability"], cardinality=row["cardinality"],
+        stability=Stability(row["stability"]), cardinality=Cardinality(row["cardinality"]),
         expires_at=_dt(row["expires_at"]), snippet=row["snippet"], evidence=row["evidence"],
         properties=json.loads(row["properties"]), conversations=json.loads(row["conversations"]),
         superseded_by=row["superseded_by"], dormant=bool(row["dormant"]),
