@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from functools import cached_property
 from pathlib import Path
 
 from pegasus.config import Settings, load_settings
@@ -33,6 +32,7 @@ class Memory:
         embedder: Embedder | None = None,
     ) -> None:
         self._embedder = embedder
+        self._recallers: dict[str, Recaller] = {}
         self.settings = settings or load_settings(
             store=store if isinstance(store, str) else None, user=user
         )
@@ -94,10 +94,6 @@ class Memory:
     def sync_keys(self) -> tuple[int, int]:
         """Bring the embedding keys in line with the graph: (added, removed)."""
         return sync_keys(self.store, self.user, self.embedder)
-
-    @cached_property
-    def _recallers(self) -> dict[str, Recaller]:
-        return {}
 
     def recaller(self, settings: RecallSettings = DEFAULT) -> Recaller:
         if settings.name not in self._recallers:
