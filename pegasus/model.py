@@ -254,11 +254,6 @@ class Conversation(_Record):
     used_edges: list[str] = Field(default_factory=list)
     closed_at: datetime | None = None
 
-    @property
-    def dated_at(self) -> datetime | None:
-        """When its claims were made: the end, else the start."""
-        return self.ended_at or self.started_at
-
 
 class EmbeddingKey(_Record):
     """One searchable text: a node's name or alias, or a relation label as a phrase."""

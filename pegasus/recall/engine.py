@@ -40,8 +40,6 @@ class RecallResult:
     context: list[str] = field(default_factory=list)
     text: str = ""
     used_edges: list[str] = field(default_factory=list)
-    # Why each fired node fired: [(from node id, edge id, amount)], for /why.
-    paths: dict[str, list[tuple[str, str, float]]] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -60,9 +58,7 @@ def current(edges: list[Edge], now: datetime) -> list[Edge]:
     strengths decayed to ``now`` (the stored value is as of the last daily pass)."""
     live: list[Edge] = []
     for edge in edges:
-        if edge.superseded_by is not None or edge.expired or edge.dormant:
-            continue
-        if edge.expires_at is not None and edge.expires_at <= now:
+        if not edge.live or (edge.expires_at is not None and edge.expires_at <= now):
             continue
         strength = strength_at(edge.strength0, edge.touched_at, edge.stability, now)
         if strength < DORMANT_BELOW:
@@ -201,7 +197,6 @@ class Recaller:
                   round(a.score, 4), a.via, a.hop)
             for a in fired
         ]  # fmt: skip
-        result.paths = {a.node_id: a.sources for a in fired}
         result.memory, result.context, result.text = block.memory, block.context, block.text
         result.used_edges = block.used_edges
         return result
