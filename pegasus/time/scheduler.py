@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import logging
 import signal
+import time
 from collections.abc import Callable
 from datetime import time as clock_time
 
-from apscheduler.schedulers.blocking import BlockingScheduler
+from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 
 from pegasus.stores.base import DecayReport
 
 log = logging.getLogger("pegasus.scheduler")
+STOP_POLL_SECONDS = 0.2
 
 
 def parse_clock(value: str) -> clock_time:
@@ -29,7 +31,8 @@ def parse_clock(value: str) -> clock_time:
 
 def run_daily(run_pass: Callable[[], DecayReport], at: clock_time, timezone: str = "UTC") -> None:
     """Run ``run_pass`` now (catch-up), then every day at ``at`` until SIGTERM/SIGINT."""
-    scheduler = BlockingScheduler(timezone=timezone)
+    scheduler = BackgroundScheduler(timezone=timezone)
+    received: list[int] = []
 
     def job() -> None:
         try:
@@ -43,8 +46,9 @@ def run_daily(run_pass: Callable[[], DecayReport], at: clock_time, timezone: str
         )  # fmt: skip
 
     def stop(signum: int, _frame: object) -> None:
-        # Leave the scheduler's wait loop; the shutdown itself happens below.
-        raise _Stop(signum)
+        # Only note it: a handler that raised or took a lock could leave one of the
+        # scheduler's locks held (seen as a rare hang on SIGTERM).
+        received.append(signum)
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
@@ -58,17 +62,9 @@ def run_daily(run_pass: Callable[[], DecayReport], at: clock_time, timezone: str
     )
     log.info("catching up: one pass now, then daily at %s %s", at.strftime("%H:%M"), timezone)
     job()
-    try:
-        scheduler.start()
-    except _Stop as stopped:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        log.info("stopping on signal %d", stopped.signum)
-        scheduler.shutdown(wait=True)  # a pass in progress finishes first
+    scheduler.start()
+    while not received:
+        time.sleep(STOP_POLL_SECONDS)
+    log.info("stopping on signal %d", received[0])
+    scheduler.shutdown(wait=True)  # a pass in progress finishes first
     log.info("stopped")
-
-
-class _Stop(BaseException):
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
