@@ -40,6 +40,10 @@ class Settings(BaseSettings):
     llm_api_key: str | None = Field(
         default=None, validation_alias=AliasChoices("PEGASUS_LLM_API_KEY", "OPENAI_API_KEY")
     )
+    llm_timeout: float = Field(default=120.0, gt=0, validation_alias="PEGASUS_LLM_TIMEOUT")
+    llm_retries: int = Field(default=4, ge=0, validation_alias="PEGASUS_LLM_RETRIES")
+    # Models without tool calling get the same work as one JSON answer.
+    llm_tools: bool = Field(default=True, validation_alias="PEGASUS_LLM_TOOLS")
     embed_model: str = Field(default="all-MiniLM-L6-v2", validation_alias="PEGASUS_EMBED_MODEL")
 
     def store_url(self) -> str:

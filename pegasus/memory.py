@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -9,12 +10,16 @@ from pegasus.config import Settings, load_settings
 from pegasus.embed import Embedder, default_embedder
 from pegasus.errors import NotFoundError, PegasusError, ValidationError
 from pegasus.interchange import Graph, dump_graph, parse_graph
+from pegasus.llm import LLM, LLMConfig
 from pegasus.model import Conversation, utcnow
 from pegasus.recall.engine import Recaller, RecallResult
 from pegasus.recall.keys import sync_keys
 from pegasus.recall.presets import DEFAULT, RecallSettings
 from pegasus.stores import DecayReport, Stats, Store, open_store
 from pegasus.time.decay import DECAY_RATES, DORMANT_BELOW, REINFORCE_BY
+from pegasus.write.context import WRITE_CONTEXT
+from pegasus.write.pipeline import Ingestor, IngestReport
+from pegasus.write.transcript import Transcript, read_transcript
 
 
 class Memory:
@@ -90,6 +95,14 @@ class Memory:
     def stats(self) -> Stats:
         return self.store.stats(self.user)
 
+    def flagged_merges(self) -> list[str]:
+        """Merges review made with middling confidence, oldest conversation first."""
+        records = sorted(
+            self.store.list_conversations(self.user),
+            key=lambda c: (c.started_at is None, c.started_at, c.id),
+        )
+        return [line for record in records for line in record.flagged_merges]
+
     # --- recall and time ----------------------------------------------------------
     def sync_keys(self) -> tuple[int, int]:
         """Bring the embedding keys in line with the graph: (added, removed)."""
@@ -127,6 +140,38 @@ class Memory:
         count = self.store.reinforce(self.user, record.used_edges, now, DECAY_RATES, REINFORCE_BY)
         self.store.upsert_conversation(self.user, record.evolve(used_edges=[], closed_at=now))
         return count
+
+    # --- write path ------------------------------------------------------------------
+    def ingest(
+        self,
+        transcript: Transcript | str | Path,
+        conversation_id: str | None = None,
+        now: datetime | None = None,
+        llm: LLM | None = None,
+        progress: Callable[[str], None] = lambda _: None,
+    ) -> IngestReport:
+        """A finished conversation through the write path. Safe to repeat: what is
+        already in the graph is skipped, and an interrupted run resumes. Ends by
+        reinforcing what recall used in that conversation."""
+        if not isinstance(transcript, Transcript):
+            transcript = read_transcript(transcript, conversation_id)
+        if llm is None and self.settings.llm_base_url:
+            llm = LLM(LLMConfig.from_settings(self.settings))
+        ingestor = Ingestor(
+            self.store,
+            self.user,
+            self.embedder,
+            self.recaller(WRITE_CONTEXT),
+            llm,
+            use_tools=self.settings.llm_tools,
+            progress=progress,
+        )
+        report = ingestor.ingest(transcript, now)
+        record = self.store.get_conversation(self.user, transcript.id)
+        if record is not None and record.used_edges:
+            report.reinforced += record.used_edges
+            self.close_conversation(transcript.id, now)
+        return report
 
     def decay(self, now: datetime | None = None, all_users: bool = False) -> DecayReport:
         """The daily pass: strengths as of ``now``, dormancy and expiry."""

@@ -57,7 +57,7 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def _aware(value: datetime | None) -> datetime | None:
+def aware(value: datetime | None) -> datetime | None:
     """Naive timestamps are taken as UTC so that every comparison is well defined."""
     if value is not None and value.tzinfo is None:
         return value.replace(tzinfo=UTC)
@@ -68,13 +68,13 @@ def _aware(value: datetime | None) -> datetime | None:
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def _clean_text(value: str) -> str:
+def clean_text(value: str) -> str:
     # NFC keeps visually equal names equal; stray control characters never belong in a name.
     return CONTROL.sub("", unicodedata.normalize("NFC", value)).strip()
 
 
 def _non_empty(value: str) -> str:
-    value = _clean_text(value)
+    value = clean_text(value)
     if not value:
         raise ValueError("must not be empty")
     return value
@@ -103,7 +103,7 @@ def _flat_properties(value: Any) -> dict[str, str]:
             raise ValueError(f"property {key!r} must be a plain value, not a nested structure")
         if item is None:
             continue
-        flat[_clean_text(key)] = item if isinstance(item, str) else str(item)
+        flat[clean_text(key)] = item if isinstance(item, str) else str(item)
     return flat
 
 
@@ -111,7 +111,7 @@ def _unique_texts(values: list[str]) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
     for value in values:
-        text = _clean_text(value)
+        text = clean_text(value)
         if text and text.casefold() not in seen:
             seen.add(text.casefold())
             out.append(text)
@@ -134,7 +134,7 @@ class _Record(BaseModel):
     @field_validator("*", mode="after")
     @classmethod
     def _utc(cls, value: Any) -> Any:
-        return _aware(value) if isinstance(value, datetime) else value
+        return aware(value) if isinstance(value, datetime) else value
 
 
 class Node(_Record):
@@ -249,7 +249,12 @@ class Conversation(_Record):
     # so a rerun skips them and a grown transcript is ingested for its new turns only.
     turns_ingested: int = Field(default=0, ge=0)
     content_hash: str = ""
-    notes: list[str] = Field(default_factory=list)
+    # The extraction under way: the turn it runs to, and every model reply, tool
+    # result and review answer so far (JSON lines), so a rerun resumes it.
+    pending_until: int = Field(default=0, ge=0)
+    journal: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # what cleaning dropped or repaired
+    flagged_merges: list[str] = Field(default_factory=list)  # merges worth a human look
     # Edges that recall injected since the last close: reinforced once on close.
     used_edges: list[str] = Field(default_factory=list)
     closed_at: datetime | None = None

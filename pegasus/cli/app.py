@@ -64,9 +64,10 @@ def main_options(
 
 
 def _register() -> None:
-    from pegasus.cli import demo, graph_io, inspect, recall, schedule
+    from pegasus.cli import demo, graph_io, ingest, inspect, recall, schedule
 
     graph_io.register(app)
+    ingest.register(app)
     recall.register(app)
     schedule.register(app)
     inspect.register(app)

@@ -4,7 +4,7 @@ as a phrase. Kept in step with the graph by :func:`sync_keys`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from pegasus.embed import Embedder
 from pegasus.model import EmbeddingKey, Node
@@ -78,3 +78,18 @@ def sync_keys(store: Store, user: str, embedder: Embedder) -> tuple[int, int]:
             ],
         )
     return len(missing), len(stale)
+
+
+def key_changes(
+    before: Sequence[Node | None], after: Sequence[Node], relations: Iterable[str]
+) -> list[EmbeddingKey]:
+    """The keys a write adds (vectors still empty): names and aliases each node
+    gained, and the given relation labels. Writes never remove a name, so nothing
+    is deleted here; deleting a node drops its keys in the store."""
+    old = expected_keys([node for node in before if node is not None], [])
+    new = expected_keys(after, relations)
+    return [
+        EmbeddingKey(id=key_id, text=text, ref=ref, kind=kind, vector=[])
+        for key_id, (text, ref, kind) in new.items()
+        if key_id not in old or kind == "relation"
+    ]

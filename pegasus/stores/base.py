@@ -91,15 +91,28 @@ class Store(ABC):
     def get_conversation(self, user: str, conversation_id: str) -> Conversation | None: ...
 
     @abstractmethod
+    def list_conversations(self, user: str) -> list[Conversation]: ...
+
+    @abstractmethod
     def get_self(self, user: str) -> str | None: ...
 
     @abstractmethod
+    def find_nodes_named(self, user: str, names: Iterable[str]) -> list[Node]:
+        """Nodes whose name or an alias equals any of ``names`` ignoring case."""
+
     def find_nodes(self, user: str, name: str, kind: str | None = None) -> list[Node]:
         """Nodes whose name or an alias equals ``name`` ignoring case."""
+        found = self.find_nodes_named(user, [name])
+        return [node for node in found if kind is None or node.kind == kind]
 
     @abstractmethod
     def edges_touching(self, user: str, node_ids: Iterable[str]) -> list[Edge]:
         """Every edge (live or not) with an end among ``node_ids``."""
+
+    @abstractmethod
+    def edges_from(self, user: str, pairs: Iterable[tuple[str, str]]) -> list[Edge]:
+        """Every edge (live or not) leaving ``source`` with ``relation``, for each
+        (source, relation) pair: what reinforcement and supersession look at."""
 
     @abstractmethod
     def edges_with_relation(self, user: str, relations: Iterable[str]) -> list[Edge]:

@@ -275,6 +275,11 @@ class Neo4jStore(Store):
     def get_edges(self, user: str, ids: Iterable[str]) -> list[Edge]:
         return [_edge_from(r) for r in self._read("edges_get", user=user, ids=list(ids))]
 
+    def list_conversations(self, user: str) -> list[Conversation]:
+        return [
+            _conversation_from(r["props"]) for r in self._read("export_conversations", user=user)
+        ]
+
     def get_conversation(self, user: str, conversation_id: str) -> Conversation | None:
         records = self._read("conversation_get", user=user, id=conversation_id)
         return _conversation_from(records[0]["props"]) if records else None
@@ -283,11 +288,13 @@ class Neo4jStore(Store):
         records = self._read("self_get", user=user)
         return records[0]["self_id"] if records else None
 
-    def find_nodes(self, user: str, name: str, kind: str | None = None) -> list[Node]:
-        records = self._read(
-            "nodes_find", user=user, name=name.strip().casefold(), kind=kind and str(kind)
-        )
-        return [_node_from(r["props"]) for r in records]
+    def find_nodes_named(self, user: str, names: Iterable[str]) -> list[Node]:
+        folded = list(dict.fromkeys(name.strip().casefold() for name in names))
+        return [_node_from(r["props"]) for r in self._read("nodes_find", user=user, names=folded)]
+
+    def edges_from(self, user: str, pairs: Iterable[tuple[str, str]]) -> list[Edge]:
+        rows = [{"source": s, "relation": check_relation(r)} for s, r in dict.fromkeys(pairs)]
+        return [_edge_from(r) for r in self._read("edges_from", user=user, pairs=rows)]
 
     def edges_touching(self, user: str, node_ids: Iterable[str]) -> list[Edge]:
         return [_edge_from(r) for r in self._read("edges_touching", user=user, ids=list(node_ids))]
@@ -326,10 +333,7 @@ class Neo4jStore(Store):
         return Graph(
             nodes=[_node_from(r["props"]) for r in self._read("export_nodes", user=user)],
             edges=[_edge_from(r) for r in self._read("export_edges", user=user)],
-            conversations=[
-                _conversation_from(r["props"])
-                for r in self._read("export_conversations", user=user)
-            ],
+            conversations=self.list_conversations(user),
             self_id=self.get_self(user),
         )
 

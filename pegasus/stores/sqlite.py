@@ -337,6 +337,10 @@ class SQLiteStore(Store):
         rows = self._select_in("SELECT * FROM edges WHERE user = ? AND id IN ({marks})", user, ids)
         return [_edge_from(r) for r in rows]
 
+    def list_conversations(self, user: str) -> list[Conversation]:
+        rows = self._rows("SELECT record FROM conversations WHERE user = ? ORDER BY id", (user,))
+        return [Conversation.model_validate_json(r["record"]) for r in rows]
+
     def get_conversation(self, user: str, conversation_id: str) -> Conversation | None:
         rows = self._rows(
             "SELECT record FROM conversations WHERE user = ? AND id = ?", (user, conversation_id)
@@ -347,16 +351,25 @@ class SQLiteStore(Store):
         rows = self._rows("SELECT self_id FROM owners WHERE user = ?", (user,))
         return rows[0][0] if rows else None
 
-    def find_nodes(self, user: str, name: str, kind: str | None = None) -> list[Node]:
-        sql = (
-            "SELECT n.* FROM node_names AS nn JOIN nodes AS n "
-            "ON n.user = nn.user AND n.id = nn.node_id WHERE nn.user = ? AND nn.name = ?"
+    def find_nodes_named(self, user: str, names: Iterable[str]) -> list[Node]:
+        folded = list(dict.fromkeys(name.strip().casefold() for name in names))
+        rows = self._select_in(
+            "SELECT n.* FROM node_names AS nn JOIN nodes AS n ON n.user = nn.user "
+            "AND n.id = nn.node_id WHERE nn.user = ? AND nn.name IN ({marks})",
+            user,
+            folded,
         )
-        params: list[Any] = [user, name.strip().casefold()]
-        if kind is not None:
-            sql += " AND n.kind = ?"
-            params.append(str(kind))
-        return [_node_from(r) for r in self._rows(sql + " GROUP BY n.id ORDER BY n.id", params)]
+        unique = {r["id"]: r for r in rows}
+        return [_node_from(unique[key]) for key in sorted(unique)]
+
+    def edges_from(self, user: str, pairs: Iterable[tuple[str, str]]) -> list[Edge]:
+        wanted = set(pairs)
+        rows = self._select_in(
+            "SELECT * FROM edges WHERE user = ? AND source IN ({marks})",
+            user,
+            sorted({source for source, _ in wanted}),
+        )
+        return [_edge_from(r) for r in rows if (r["source"], r["relation"]) in wanted]
 
     def edges_touching(self, user: str, node_ids: Iterable[str]) -> list[Edge]:
         return self._edges_around(user, list(node_ids), live_only=False)
@@ -406,11 +419,7 @@ class SQLiteStore(Store):
     def export(self, user: str) -> Graph:
         nodes = [_node_from(r) for r in self._rows("SELECT * FROM nodes WHERE user = ?", (user,))]
         edges = [_edge_from(r) for r in self._rows("SELECT * FROM edges WHERE user = ?", (user,))]
-        conversations = [
-            Conversation.model_validate_json(r[0])
-            for r in self._rows("SELECT record FROM conversations WHERE user = ?", (user,))
-        ]
-        return Graph(nodes, edges, conversations, self.get_self(user))
+        return Graph(nodes, edges, self.list_conversations(user), self.get_self(user))
 
     def stats(self, user: str) -> Stats:
         def count(sql: str) -> int:

@@ -1,0 +1,5 @@
+"""The language model behind the write path: any OpenAI-compatible endpoint."""
+
+from pegasus.llm.client import LLM, LLMConfig, Reply, ToolCall
+
+__all__ = ["LLM", "LLMConfig", "Reply", "ToolCall"]

@@ -1,0 +1,81 @@
+"""Write-path fixtures: a scripted OpenAI-compatible server per test, and helpers to
+ingest small conversations through the real pipeline."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from pegasus.llm import LLM, LLMConfig
+from pegasus.llm.scripted import Responder, ScriptedServer, Step, sequence
+from pegasus.memory import Memory
+from pegasus.stores import Store
+from pegasus.write.transcript import parse_transcript
+from tests.conftest import DATA
+
+RECORDING = json.loads((DATA / "seed_extraction.json").read_text())
+
+
+def llm_for(server: ScriptedServer, **config: Any) -> LLM:
+    options = {"retry_wait": 0.01, "retries": 2, "timeout": 5.0} | config
+    return LLM(LLMConfig(server.base_url, "scripted-model", **options))
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Responder], ScriptedServer]]:
+    """Start a scripted server for the test: ``server = serve(responder)``."""
+    servers: list[ScriptedServer] = []
+
+    def start(responder: Responder) -> ScriptedServer:
+        servers.append(ScriptedServer(responder).start())
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def calls(*pairs: tuple[str, dict[str, Any]]) -> Step:
+    return Step(tool_calls=list(pairs))
+
+
+def entity(name: str, kind: str = "PERSON", **extra: Any) -> tuple[str, dict[str, Any]]:
+    return ("add_entity", {"name": name, "kind": kind, **extra})
+
+
+def relation(source: str, label: str, target: str, snippet: str = "", **extra: Any):
+    args = {"source": source, "relation": label, "target": target,
+            "snippet": snippet or f"{source} {label.lower()} {target}", **extra}  # fmt: skip
+    return ("add_relation", args)
+
+
+FINISH = ("finish", {"summary": "s", "importance": 0.5, "tags": []})
+
+
+def chat(*user_turns: str, conversation_id: str = "c1", at: str = "2026-10-01T10:00:00+00:00"):
+    turns = []
+    for text in user_turns:
+        turns += [{"role": "user", "content": text}, {"role": "assistant", "content": "Noted."}]
+    return parse_transcript(
+        {"id": conversation_id, "started_at": at, "ended_at": at, "turns": turns}
+    )
+
+
+def ingest_steps(
+    memory: Memory,
+    serve: Callable[[Responder], ScriptedServer],
+    steps: list[Step],
+    transcript=None,
+    **config: Any,
+):
+    """Ingest ``transcript`` (default: a one-line chat) answering with ``steps``."""
+    server = serve(sequence(steps))
+    return memory.ingest(transcript or chat("hello"), llm=llm_for(server, **config))
+
+
+@pytest.fixture
+def memory(store: Store, user: str) -> Memory:
+    return Memory(store, user=user)
