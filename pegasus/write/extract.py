@@ -76,6 +76,8 @@ def collected(journal: Journal) -> Extraction:
     out = Extraction()
     for entry in journal.of("result"):
         if entry["args"] is None:
+            # Refused at once (the model was told why and may have fixed it): noted.
+            out.notes.append(f"{entry['name']} refused: {entry['text']}")
             continue
         if entry["name"] == "add_entity":
             out.entities.append(AddEntity.model_validate(entry["args"]))
@@ -83,7 +85,7 @@ def collected(journal: Journal) -> Extraction:
             out.relations.append(AddRelation.model_validate(entry["args"]))
         elif entry["name"] == "finish":
             out.finish = Finish.model_validate(entry["args"])
-    out.notes = [f"extraction: {e['reason']}" for e in journal.of("end") if e["reason"] != "finish"]
+    out.notes += [f"extraction {e['reason']}" for e in journal.of("end") if e["reason"] != "finish"]
     return out
 
 
@@ -217,7 +219,7 @@ class Extractor:
         if reply.tool_calls:
             self._handle_pending(reply)
         elif journal.entries[-2]["t"] == "nudge":
-            journal.append({"t": "end", "reason": "the model stopped without calling finish"})
+            journal.append({"t": "end", "reason": "stopped: the model never called finish"})
         else:
             journal.append({"t": "nudge", "text": NUDGE})
 

@@ -208,7 +208,8 @@ class Ingestor:
                 placeholder = Entity(USER_PLACEHOLDER, Kind.PERSON, confidence=1.0)
                 pool |= {n.id: n for n in self.store.get_nodes(self.user, [self_id])}
                 pairs.append((placeholder, self_id))
-        ids, flagged = self._resolve(journal, batch, pool, transcript)
+        ids, flagged, review_notes = self._resolve(journal, batch, pool, transcript)
+        notes += review_notes
         by_name = self._names_to_ids(batch, ids, pool)
 
         def resolve(name: str) -> str | None:
@@ -271,10 +272,11 @@ class Ingestor:
 
     def _resolve(
         self, journal: Journal, batch: Batch, pool: dict[str, Node], transcript: Transcript
-    ) -> tuple[list[str], list[str]]:
-        """The node id each batch entity lands on, and the flagged-merge lines."""
+    ) -> tuple[list[str], list[str], list[str]]:
+        """The node id each batch entity lands on, the flagged-merge lines, and notes."""
         ids: list[str] = []
         flagged: list[str] = []
+        notes: list[str] = []
         taken: dict[str, str] = {}  # new node id -> folded name that claimed it
         for entity in batch.entities:
             if is_placeholder(entity.name):
@@ -285,6 +287,8 @@ class Ingestor:
             if decision.action == Action.REVIEW:
                 verdict = self._review(journal, entity, decision.candidates, pool, transcript)
                 target = verdict.target
+                if target is None and verdict.reason:
+                    notes.append(verdict.reason)
                 if verdict.flagged and target:
                     flagged.append(
                         f"{entity.name!r} ({entity.kind.value}) merged into {target} "
@@ -295,7 +299,7 @@ class Ingestor:
                 target = self._fresh_id(entity, pool, taken)
                 taken[target] = fold(entity.name)
             ids.append(target)
-        return ids, flagged
+        return ids, flagged, notes
 
     def _fresh_id(self, entity: Entity, pool: dict[str, Node], taken: dict[str, str]) -> str:
         """The readable id for a new node, numbered when another node holds it."""
@@ -324,7 +328,7 @@ class Ingestor:
         if recorded:
             answer = recorded[0]["answer"]
         elif self.llm is None:
-            return Verdict(None, reason="no language model to review")
+            return Verdict(None, reason=f"{entity.name!r} kept separate: no model to review it")
         else:
             self.progress(f"reviewing {entity.name!r}")
             excerpt = "\n".join(
@@ -348,13 +352,9 @@ class Ingestor:
             journal.append({"t": "review", "entity": key, "answer": answer})
         verdict = parse_answer(answer, candidates)
         if verdict is None:
-            journal.record = journal.record.evolve(
-                notes=[
-                    *journal.record.notes,
-                    f"review of {entity.name!r}: unusable answer, kept separate",
-                ]  # fmt: skip
+            return Verdict(
+                None, reason=f"review of {entity.name!r}: unusable answer, kept separate"
             )
-            return Verdict(None)
         return verdict
 
     def _names_to_ids(self, batch: Batch, ids: list[str], pool: dict[str, Node]) -> dict[str, str]:
