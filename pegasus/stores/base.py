@@ -91,7 +91,8 @@ class Store(ABC):
     def get_conversation(self, user: str, conversation_id: str) -> Conversation | None: ...
 
     @abstractmethod
-    def list_conversations(self, user: str) -> list[Conversation]: ...
+    def list_conversations(self, user: str) -> list[Conversation]:
+        """Every conversation record of the owner, by id."""
 
     @abstractmethod
     def get_self(self, user: str) -> str | None: ...

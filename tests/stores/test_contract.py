@@ -125,10 +125,14 @@ def test_conversation_round_trips(store: Store, user: str) -> None:
         turns_ingested=2,
         content_hash="abc",
         notes=["dropped a self-relation"],
+        journal=['{"t": "reply", "content": "ünïcode \\n"}', '{"t": "end"}'],
+        flagged_merges=["'Bill S.' merged into PERSON::bill at 0.80"],
     )
     store.upsert_conversation(user, conversation)
     assert store.get_conversation(user, "c-1") == conversation
     assert store.get_conversation(user, "missing") is None
+    store.upsert_conversation(user, Conversation(id="c-0"))
+    assert [c.id for c in store.list_conversations(user)] == ["c-0", "c-1"]
 
 
 def test_self_node(store: Store, user: str) -> None:
@@ -150,6 +154,18 @@ def test_find_by_name_or_alias_ignores_case(store: Store, user: str) -> None:
     assert store.find_nodes(user, "BILL") == [bill]
     assert store.find_nodes(user, "William", kind="ORG") == [acme]
     assert store.find_nodes(user, "Will") == []
+    found = store.find_nodes_named(user, ["bill", "WILLIAM", "nobody"])
+    assert [n.id for n in found] == [acme.id, bill.id]
+
+
+def test_edges_from_a_source_with_a_relation(store: Store, user: str) -> None:
+    nodes, edges = chain(store, user)
+    a, b, c, _, e = nodes
+    history = claim(a, "KNOWS", c, superseded_by=edges[0].id)
+    store.upsert_edges(user, [history])
+    found = store.edges_from(user, [(a.id, "KNOWS"), (e.id, "MANAGES"), (b.id, "MANAGES")])
+    assert {x.id for x in found} == {edges[0].id, history.id, edges[3].id}
+    assert store.edges_from(user, []) == []
 
 
 def test_edges_touching_includes_history(store: Store, user: str) -> None:
@@ -210,6 +226,9 @@ def test_owners_never_see_each_other(store: Store, users: tuple[str, str]) -> No
     assert store.search_keys(alice, [1, 0, 0]) == []
     assert store.list_keys(alice) == []
     assert store.get_conversation(alice, "bob-only") is None
+    assert store.list_conversations(alice) == []
+    assert store.find_nodes_named(bob, ["B", "C"]) == []
+    assert store.edges_from(bob, [("PERSON::a", "KNOWS")]) == []
     assert store.stats(bob).nodes == 1 and store.stats(bob).edges == 0
     assert store.stats(alice).nodes == 5 and store.stats(alice).edges == 4
 
