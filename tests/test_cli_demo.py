@@ -10,7 +10,8 @@ def test_demo_shows_storage_recall_and_decay(capsys, monkeypatch, tmp_path) -> N
     result = run_cli(capsys, "--store", f"sqlite:///{tmp_path / 'demo.db'}", "demo")
     assert result.code == 0, result.err
     out = result.out
-    assert "Stored 16 nodes and 21 edges" in out
+    assert "recorded model answers" in out
+    assert "16 entities created" in out and "21 relations added" in out
     assert "[MEMORY]" in out and "Trevor -[REPORTS_TO]-> Joshua" in out
     assert "memories that were used got +15" in out
     assert "+180 days" in out and "(dormant)" in out

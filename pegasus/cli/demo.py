@@ -1,9 +1,11 @@
-"""``pegasus demo``: the sample memory in a throwaway embedded store, offline."""
+"""``pegasus demo``: the sample conversation through the write path into a throwaway
+embedded store, then recall and decay. Offline unless a model is configured."""
 
 from __future__ import annotations
 
 import json
 import tempfile
+from contextlib import ExitStack
 from datetime import datetime, timedelta
 from importlib import resources
 from pathlib import Path
@@ -13,12 +15,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pegasus.cli.ingest import summary_lines
 from pegasus.cli.inspect import stats_table
+from pegasus.llm import LLM, LLMConfig
+from pegasus.llm.scripted import ScriptedServer, by_round, recorded_rounds
 from pegasus.memory import Memory
 from pegasus.time.decay import DECAY_RATES, strength_at
 
 out = Console()
-SELF = "PERSON::trevor"
 
 
 def sample(name: str) -> Path:
@@ -57,33 +61,47 @@ def demo(
         typer.Option(help="Store to use instead of a temporary embedded one."),
     ] = None,
 ) -> None:
-    """Load the sample memory, recall for two follow-up messages, and show decay."""
+    """Ingest the sample conversation, recall for two follow-up messages, show decay."""
     conversation = json.loads(sample("conversation.json").read_text(encoding="utf-8"))
     follow_up = conversation["followup_conversation"]
     started = datetime.fromisoformat(follow_up["started_at"])
-    with tempfile.TemporaryDirectory(prefix="pegasus-demo-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="pegasus-demo-") as tmp, ExitStack() as stack:
         url = store or ctx.obj.store or f"sqlite:///{Path(tmp) / 'demo.db'}"
-        with Memory(url, user=ctx.obj.user) as memory:
-            with out.status("importing the sample memory and embedding its names..."):
-                graph = memory.import_file(sample("graph.json"))
-                memory.store.set_self(memory.user, SELF)
+        memory = stack.enter_context(Memory(url, user=ctx.obj.user))
+        llm = None
+        if memory.settings.llm_base_url:
             out.print(
-                f"[bold]Stored[/bold] {len(graph.nodes)} nodes and {len(graph.edges)} edges "
-                f"from Trevor's first conversation into {url}"
+                f"Extracting with {memory.settings.llm_model} at {memory.settings.llm_base_url}"
             )
-            out.print(stats_table(memory.stats()))
-            for turn in follow_up["turns"]:
-                if turn["role"] != "user":
-                    continue
-                result = memory.recall(turn["content"], follow_up["id"], started)
-                out.rule("user says")
-                out.print(turn["content"], highlight=False)
-                out.rule("Pegasus injects")
-                out.print(result.text or "(nothing: no memory is relevant)", highlight=False)
-            reinforced = memory.close_conversation(follow_up["id"], started)
-            out.rule()
-            out.print(f"Closed the conversation: {reinforced} memories that were used got +15.")
-            out.print(_decay_table(memory, started))
+        else:
+            # No model configured: an extraction model's recorded answers, replayed
+            # over HTTP so the real client and the whole write path still run.
+            recording = json.loads(sample("seed_extraction.json").read_text(encoding="utf-8"))
+            server = stack.enter_context(ScriptedServer(by_round(recorded_rounds(recording))))
+            llm = LLM(LLMConfig(server.base_url, "recorded-extraction"))
+            out.print("Extracting with recorded model answers (set PEGASUS_LLM_BASE_URL and "
+                      "PEGASUS_LLM_MODEL to use a live model)")  # fmt: skip
+        with out.status("ingesting Trevor's first conversation...") as status:
+            report = memory.ingest(
+                sample("conversation.json"),
+                llm=llm,
+                progress=lambda text: status.update(f"ingesting: {text}"),
+            )
+        for line in summary_lines(report):
+            out.print(line, highlight=False)
+        out.print(stats_table(memory.stats()))
+        for turn in follow_up["turns"]:
+            if turn["role"] != "user":
+                continue
+            result = memory.recall(turn["content"], follow_up["id"], started)
+            out.rule("user says")
+            out.print(turn["content"], highlight=False)
+            out.rule("Pegasus injects")
+            out.print(result.text or "(nothing: no memory is relevant)", highlight=False)
+        reinforced = memory.close_conversation(follow_up["id"], started)
+        out.rule()
+        out.print(f"Closed the conversation: {reinforced} memories that were used got +15.")
+        out.print(_decay_table(memory, started))
 
 
 def register(app: typer.Typer) -> None:

@@ -37,6 +37,9 @@ def stats(ctx: typer.Context) -> None:
     memory = ctx.obj.memory
     out.print(f"store: {memory.settings.store_url()}  user: {memory.user}", highlight=False)
     out.print(stats_table(memory.stats()))
+    flagged = memory.flagged_merges()
+    if flagged:
+        out.print(f"{len(flagged)} merges flagged for a look: pegasus review", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -150,12 +150,14 @@ def plan_commit(
 
 
 def _supersede(plan: Plan, edges: dict[str, Edge], claim: Edge) -> None:
-    """A one_to_one claim replaces the live claims of the same source and relation
-    with other targets; they stay as history. A rival heard later than this claim
-    (a backfilled old conversation) wins instead."""
+    """A one_to_one claim replaces the live one_to_one claims of the same source and
+    relation with other targets; they stay as history. A rival heard later than this
+    claim (a backfilled old conversation) wins instead. Claims stored as one_to_many
+    are left alone: one mislabelled sighting must not retire a whole list."""
     for rival in list(edges.values()):
         if (rival.source != claim.source or rival.relation != claim.relation
-                or rival.id == claim.id or rival.superseded_by is not None):  # fmt: skip
+                or rival.id == claim.id or rival.superseded_by is not None
+                or rival.cardinality != Cardinality.ONE_TO_ONE):  # fmt: skip
             continue
         if rival.touched_at > claim.touched_at:
             edges[claim.id] = plan.edges[claim.id] = claim = claim.evolve(superseded_by=rival.id)

@@ -78,6 +78,13 @@ def test_one_to_many_claims_do_not_supersede(ann: Memory, serve) -> None:
                  relation("Ann", "WORKS_AT", "Globex", "I also consult for Globex"),
                  at="2026-03-01T00:00:00+00:00", conversation_id="second")  # fmt: skip
     assert report.superseded == [] and edge(ann, WORKS).superseded_by is None
+    # Nor does a one_to_one sighting retire claims that were stored as one_to_many.
+    report = say(ann, serve, entity("Initech", kind="ORG"),
+                 relation("Ann", "WORKS_AT", "Initech", "I work at Initech",
+                          cardinality="one_to_one"),
+                 at="2026-04-01T00:00:00+00:00", conversation_id="third")  # fmt: skip
+    assert report.superseded == [WORKS]
+    assert edge(ann, "PERSON::ann::WORKS_AT::ORG::globex").superseded_by is None
 
 
 def test_a_backfilled_older_claim_does_not_replace_a_newer_one(ann: Memory, serve) -> None:
