@@ -13,4 +13,11 @@ CREATE INDEX key_by_ref IF NOT EXISTS
 FOR (k:Key) ON (k.user, k.ref);
 CREATE VECTOR INDEX key_embedding IF NOT EXISTS
 FOR (k:Key) ON k.embedding
-OPTIONS {indexConfig: {`vector.similarity_function`: 'cosine'}}
+OPTIONS {indexConfig: {`vector.similarity_function`: 'cosine'}};
+// Names and aliases, case-folded, each indexed whole (keyword analyzer): lookups
+// by name go through this index instead of scanning the owner's nodes.
+CREATE FULLTEXT INDEX entity_names IF NOT EXISTS
+FOR (n:Entity) ON EACH [n.names_folded]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword'}};
+// Wait for new indexes to come online before the first query uses them.
+CALL db.awaitIndexes(300)

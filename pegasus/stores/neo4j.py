@@ -29,6 +29,7 @@ from pegasus.stores.base import DecayReport, Stats, Store
 
 PROPERTY_PREFIX = "prop."
 WRITE_BATCH = 5_000  # rows per UNWIND
+NAMES_PER_QUERY = 200  # terms per full-text query (Lucene caps clauses at 1,024)
 # The vector index is shared by every owner: ask it for this many times the wanted
 # keys, and more while other owners' keys crowd this owner's out.
 SEARCH_OVERFETCH = 4
@@ -117,6 +118,11 @@ def _conversation_from(props: Mapping[str, Any]) -> Conversation:
     own, _ = _split_props(props)
     own.pop("user", None)
     return Conversation(**own)
+
+
+def _lucene_term(text: str) -> str:
+    """One exact term for the keyword full-text index: quoted, quotes escaped."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _batches(rows: Sequence[Any], size: int = WRITE_BATCH) -> Iterable[Sequence[Any]]:
@@ -289,8 +295,14 @@ class Neo4jStore(Store):
         return records[0]["self_id"] if records else None
 
     def find_nodes_named(self, user: str, names: Iterable[str]) -> list[Node]:
-        folded = list(dict.fromkeys(name.strip().casefold() for name in names))
-        return [_node_from(r["props"]) for r in self._read("nodes_find", user=user, names=folded)]
+        folded = [name for name in dict.fromkeys(n.strip().casefold() for n in names) if name]
+        found: dict[str, Node] = {}
+        for chunk in _batches(folded, NAMES_PER_QUERY):
+            query = " OR ".join(_lucene_term(name) for name in chunk)
+            for record in self._read("nodes_find", user=user, names=list(chunk), query=query):
+                node = _node_from(record["props"])
+                found[node.id] = node
+        return [found[key] for key in sorted(found)]
 
     def edges_from(self, user: str, pairs: Iterable[tuple[str, str]]) -> list[Edge]:
         rows = [{"source": s, "relation": check_relation(r)} for s, r in dict.fromkeys(pairs)]

@@ -187,27 +187,14 @@ class Ingestor:
         report: IngestReport,
     ) -> Conversation:
         self.progress("merging")
-        batch = clean_batch(
-            extraction.entities, extraction.relations, lambda n: bool(self._known(n))
-        )
+        ends = {name for r in extraction.relations for name in (r.source, r.target)}
+        known = {
+            fold(n) for node in self.store.find_nodes_named(self.user, ends) for n in node.names
+        }
+        batch = clean_batch(extraction.entities, extraction.relations, lambda n: fold(n) in known)
         notes = [*extraction.notes, *batch.notes]
         pool = self._merge_pool(batch.entities)
-        self_node = self._self_node()
-        if self_node:
-            pool.setdefault(self_node.id, self_node)
-        self_id = self_node.id if self_node else None
-        pairs: list[tuple[Entity, str]] = []
-        if self_id is None:
-            # Fixed on the first write: the source of the first relation, or a
-            # placeholder node while the user's name is unknown.
-            first = batch.relations[0].source if batch.relations else None
-            if (first and is_placeholder(first)) or (
-                not first and any(is_placeholder(e.name) for e in batch.entities)
-            ):
-                self_id = node_id(Kind.PERSON, USER_PLACEHOLDER)
-                placeholder = Entity(USER_PLACEHOLDER, Kind.PERSON, confidence=1.0)
-                pool |= {n.id: n for n in self.store.get_nodes(self.user, [self_id])}
-                pairs.append((placeholder, self_id))
+        self_id, pairs = self._self_node_for(batch, pool)
         ids, flagged, review_notes = self._resolve(journal, batch, pool, transcript)
         notes += review_notes
         by_name = self._names_to_ids(batch, ids, pool)
@@ -249,6 +236,25 @@ class Ingestor:
         report.dropped += notes
         report.summary = record.summary
         return record
+
+    def _self_node_for(
+        self, batch: Batch, pool: dict[str, Node]
+    ) -> tuple[str | None, list[tuple[Entity, str]]]:
+        """The self node's id, if it is known yet, and a placeholder "User" entity to
+        create when the first write's first relation starts from a placeholder."""
+        self_node = self._self_node()
+        if self_node:
+            pool.setdefault(self_node.id, self_node)
+            return self_node.id, []
+        first = batch.relations[0].source if batch.relations else None
+        placeholder_first = (
+            is_placeholder(first) if first else any(is_placeholder(e.name) for e in batch.entities)
+        )
+        if not placeholder_first:
+            return None, []  # fixed below, from the first relation's source
+        self_id = node_id(Kind.PERSON, USER_PLACEHOLDER)
+        pool |= {n.id: n for n in self.store.get_nodes(self.user, [self_id])}
+        return self_id, [(Entity(USER_PLACEHOLDER, Kind.PERSON, confidence=1.0), self_id)]
 
     def _merge_pool(self, entities: list[Entity]) -> dict[str, Node]:
         """The stored nodes the merge rules compare against: those with an entity's
