@@ -11,13 +11,14 @@ from pegasus.embed import Embedder, default_embedder
 from pegasus.errors import NotFoundError, PegasusError, ValidationError
 from pegasus.interchange import Graph, dump_graph, parse_graph
 from pegasus.llm import LLM, LLMConfig
-from pegasus.model import Conversation, utcnow
+from pegasus.model import Conversation, Edge, Node, utcnow
 from pegasus.recall.engine import Recaller, RecallResult
 from pegasus.recall.keys import sync_keys
 from pegasus.recall.presets import DEFAULT, RecallSettings
 from pegasus.stores import DecayReport, Stats, Store, open_store
 from pegasus.time.decay import DECAY_RATES, DORMANT_BELOW, REINFORCE_BY
 from pegasus.write.context import WRITE_CONTEXT
+from pegasus.write.forget import Forgetting, forget_conversation, forget_edge, forget_node
 from pegasus.write.pipeline import Ingestor, IngestReport
 from pegasus.write.transcript import Transcript, read_transcript
 
@@ -172,6 +173,68 @@ class Memory:
             report.reinforced += record.used_edges
             self.close_conversation(transcript.id, now)
         return report
+
+    # --- inspection and forgetting -----------------------------------------------------
+    def find(self, name_or_id: str) -> list[Node]:
+        """Entities by name, alias or id."""
+        found = self.store.find_nodes(self.user, name_or_id)
+        return found or self.store.get_nodes(self.user, [name_or_id])
+
+    def describe(self, name_or_id: str) -> list[tuple[Node, list[Edge]]]:
+        """Each entity by that name with every claim at it, history included."""
+        nodes = self.find(name_or_id)
+        if not nodes:
+            raise NotFoundError(f"no entity named {name_or_id!r} for user {self.user!r}")
+        return [(node, self.store.edges_touching(self.user, [node.id])) for node in nodes]
+
+    def plan_forget(
+        self,
+        node: str | None = None,
+        edge: str | None = None,
+        conversation: str | None = None,
+    ) -> Forgetting:
+        """What forgetting one node (name or id), one edge or one conversation removes."""
+        if node is not None:
+            found = self.find(node)
+            if len(found) != 1:
+                raise NotFoundError(
+                    f"{len(found)} entities match {node!r}; give one id"
+                    + (f": {', '.join(n.id for n in found)}" if found else "")
+                )
+            target = found[0]
+            own = self.store.edges_touching(self.user, [target.id])
+            ends = {e.source for e in own} | {e.target for e in own}
+            around = self.store.edges_touching(self.user, ends | {target.id})
+            by_node = {
+                n: [e for e in around if n in (e.source, e.target)] for n in ends | {target.id}
+            }
+            nodes = {n.id: n for n in self.store.get_nodes(self.user, ends)}
+            return forget_node(target, by_node, nodes)
+        if edge is not None:
+            found_edges = self.store.get_edges(self.user, [edge])
+            if not found_edges:
+                raise NotFoundError(f"no edge {edge!r} for user {self.user!r}")
+            around = self.store.edges_touching(self.user, [found_edges[0].source])
+            return forget_edge(found_edges[0], around)
+        if conversation is not None:
+            if self.store.get_conversation(self.user, conversation) is None:
+                raise NotFoundError(f"no conversation {conversation!r} for user {self.user!r}")
+            graph = self.export()
+            return forget_conversation(conversation, graph.nodes, graph.edges)
+        raise ValidationError("say what to forget: a node, an edge or a conversation")
+
+    def forget(self, plan: Forgetting) -> None:
+        """Apply a plan of :meth:`plan_forget` (mended claims first, then removals)."""
+        if plan.nodes_changed:
+            self.store.upsert_nodes(self.user, plan.nodes_changed)
+        if plan.edges_changed:
+            self.store.upsert_edges(self.user, plan.edges_changed)
+        if plan.edges:
+            self.store.delete_edges(self.user, plan.edges)
+        if plan.nodes:
+            self.store.delete_nodes(self.user, plan.nodes)
+        if plan.conversation:
+            self.store.delete_conversation(self.user, plan.conversation)
 
     def decay(self, now: datetime | None = None, all_users: bool = False) -> DecayReport:
         """The daily pass: strengths as of ``now``, dormancy and expiry."""

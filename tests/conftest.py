@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -78,3 +78,19 @@ def users(store: Store) -> Iterator[tuple[str, str]]:
 @pytest.fixture
 def user(users: tuple[str, str]) -> str:
     return users[0]
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable]:
+    """Start scripted OpenAI-compatible servers for a test: ``server = serve(responder)``."""
+    from pegasus.llm.scripted import ScriptedServer
+
+    servers: list[ScriptedServer] = []
+
+    def start(responder):
+        servers.append(ScriptedServer(responder).start())
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()

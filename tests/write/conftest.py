@@ -4,7 +4,7 @@ ingest small conversations through the real pipeline."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,20 +22,6 @@ RECORDING = json.loads((DATA / "seed_extraction.json").read_text())
 def llm_for(server: ScriptedServer, **config: Any) -> LLM:
     options = {"retry_wait": 0.01, "retries": 2, "timeout": 5.0} | config
     return LLM(LLMConfig(server.base_url, "scripted-model", **options))
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Responder], ScriptedServer]]:
-    """Start a scripted server for the test: ``server = serve(responder)``."""
-    servers: list[ScriptedServer] = []
-
-    def start(responder: Responder) -> ScriptedServer:
-        servers.append(ScriptedServer(responder).start())
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 def calls(*pairs: tuple[str, dict[str, Any]]) -> Step:
