@@ -64,7 +64,7 @@ def main_options(
 
 
 def _register() -> None:
-    from pegasus.cli import demo, graph_io, ingest, inspect, recall, schedule
+    from pegasus.cli import chat, demo, graph_io, ingest, inspect, recall, schedule
 
     graph_io.register(app)
     ingest.register(app)
@@ -72,6 +72,7 @@ def _register() -> None:
     schedule.register(app)
     inspect.register(app)
     demo.register(app)
+    chat.register(app)
 
 
 _register()

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,6 +110,38 @@ class LLM:
     def close(self) -> None:
         self._client.close()
 
+    @property
+    def where(self) -> str:
+        return f"{self.config.base_url} (model {self.config.model})"
+
+    def _create(self, **kwargs: Any) -> Any:
+        """``chat.completions.create`` with retries on transient failures."""
+        return retry(
+            retry=retry_if_exception_type(TRANSIENT),
+            stop=stop_after_attempt(self.config.retries + 1),
+            wait=wait_exponential_jitter(
+                multiplier=self.config.retry_wait, max=30, jitter=self.config.retry_wait
+            ),
+            before_sleep=_log_retry,
+            reraise=True,
+        )(self._client.chat.completions.create)(model=self.config.model, **kwargs)
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        """The ``openai`` package's errors as :class:`LLMError` naming the endpoint."""
+        try:
+            yield
+        except openai.APITimeoutError as exc:
+            raise LLMError(f"{self.where} timed out after {self.config.timeout:g} s") from exc
+        except openai.APIConnectionError as exc:
+            raise LLMError(f"cannot reach the language model at {self.where}: {exc}") from exc
+        except openai.APIStatusError as exc:
+            raise LLMError(
+                f"{self.where} refused the request: {exc.status_code} {_detail(exc)}"
+            ) from exc
+        except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
+            raise LLMError(f"{self.where} answered unusably: {exc}") from exc
+
     def chat(
         self,
         messages: Sequence[dict[str, Any]],
@@ -117,35 +150,15 @@ class LLM:
     ) -> Reply:
         """One completion. Transient failures are retried with backoff; anything else
         (and retries run out) raises :class:`LLMError`."""
-        kwargs: dict[str, Any] = {"model": self.config.model, "messages": list(messages)}
+        kwargs: dict[str, Any] = {"messages": list(messages)}
         if tools:
             kwargs["tools"] = list(tools)
         if json_mode:
             kwargs["response_format"] = {"type": "json_object"}
-        attempt = retry(
-            retry=retry_if_exception_type(TRANSIENT),
-            stop=stop_after_attempt(self.config.retries + 1),
-            wait=wait_exponential_jitter(
-                multiplier=self.config.retry_wait, max=30, jitter=self.config.retry_wait
-            ),
-            before_sleep=_log_retry,
-            reraise=True,
-        )(self._client.chat.completions.create)
-        where = f"{self.config.base_url} (model {self.config.model})"
-        try:
-            completion = attempt(**kwargs)
-        except openai.APITimeoutError as exc:
-            raise LLMError(f"{where} timed out after {self.config.timeout:g} s") from exc
-        except openai.APIConnectionError as exc:
-            raise LLMError(f"cannot reach the language model at {where}: {exc}") from exc
-        except openai.APIStatusError as exc:
-            raise LLMError(
-                f"{where} refused the request: {exc.status_code} {_detail(exc)}"
-            ) from exc
-        except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
-            raise LLMError(f"{where} answered unusably: {exc}") from exc
+        with self._translated():
+            completion = self._create(**kwargs)
         if not getattr(completion, "choices", None):
-            raise LLMError(f"{where} answered with no choices")
+            raise LLMError(f"{self.where} answered with no choices")
         message = completion.choices[0].message
         calls = [
             ToolCall(call.id or f"call_{i}", call.function.name, call.function.arguments or "")
@@ -153,6 +166,13 @@ class LLM:
             if getattr(call, "function", None) is not None
         ]
         return Reply(message.content or "", calls)
+
+    def stream(self, messages: Sequence[dict[str, Any]]) -> Iterator[str]:
+        """A plain reply, piece by piece as the model writes it."""
+        with self._translated():
+            for chunk in self._create(messages=list(messages), stream=True):
+                if chunk.choices and chunk.choices[0].delta.content:
+                    yield chunk.choices[0].delta.content
 
 
 def _detail(exc: openai.APIStatusError) -> str:

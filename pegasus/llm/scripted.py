@@ -108,6 +108,9 @@ class ScriptedServer:
                 step = owner.responder(body)
                 if step.sleep:
                     time.sleep(step.sleep)
+                if body.get("stream") and step.status == 200 and step.raw is None:
+                    self._stream(step, body.get("model", "scripted"))
+                    return
                 if step.raw is not None:
                     payload = step.raw.encode()
                 elif step.status != 200:
@@ -125,6 +128,27 @@ class ScriptedServer:
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting
+
+            def _stream(self, step: Step, model: str) -> None:
+                """Server-sent events, a few words per chunk, as streaming clients expect."""
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("connection", "close")
+                self.end_headers()
+                words = step.content.split(" ")
+                pieces = [" ".join(words[i : i + 3]) + " " for i in range(0, len(words), 3)]
+                pieces[-1] = pieces[-1].rstrip(" ")
+                for piece, last in [(p, False) for p in pieces] + [("", True)]:
+                    chunk = {
+                        "id": "chatcmpl-scripted",
+                        "object": "chat.completion.chunk",
+                        "created": int(time.time()),
+                        "model": model,
+                        "choices": [{"index": 0, "delta": {"content": piece} if piece else {},
+                                     "finish_reason": "stop" if last else None}],
+                    }  # fmt: skip
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
 
         self._server = ThreadingHTTPServer((host, port), Handler)
         self._server.daemon_threads = True
