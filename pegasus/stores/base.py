@@ -111,9 +111,10 @@ class Store(ABC):
         """Every edge (live or not) with an end among ``node_ids``."""
 
     @abstractmethod
-    def edges_from(self, user: str, pairs: Iterable[tuple[str, str]]) -> list[Edge]:
-        """Every edge (live or not) leaving ``source`` with ``relation``, for each
-        (source, relation) pair: what reinforcement and supersession look at."""
+    def edges_meeting(self, user: str, claims: Iterable[tuple[str, str, str]]) -> list[Edge]:
+        """What each new claim (source, relation, target) meets: the stored edge that
+        is the same claim (live or not), and the live one_to_one edges of the same
+        source and relation. What reinforcement and supersession look at."""
 
     @abstractmethod
     def edges_with_relation(self, user: str, relations: Iterable[str]) -> list[Edge]:

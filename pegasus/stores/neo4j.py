@@ -304,9 +304,13 @@ class Neo4jStore(Store):
                 found[node.id] = node
         return [found[key] for key in sorted(found)]
 
-    def edges_from(self, user: str, pairs: Iterable[tuple[str, str]]) -> list[Edge]:
-        rows = [{"source": s, "relation": check_relation(r)} for s, r in dict.fromkeys(pairs)]
-        return [_edge_from(r) for r in self._read("edges_from", user=user, pairs=rows)]
+    def edges_meeting(self, user: str, claims: Iterable[tuple[str, str, str]]) -> list[Edge]:
+        rows = [
+            {"source": s, "relation": check_relation(r), "target": t}
+            for s, r, t in dict.fromkeys(claims)
+        ]
+        records = self._read("edges_meeting", user=user, claims=rows)
+        return list({e.id: e for e in map(_edge_from, records)}.values())
 
     def edges_touching(self, user: str, node_ids: Iterable[str]) -> list[Edge]:
         return [_edge_from(r) for r in self._read("edges_touching", user=user, ids=list(node_ids))]

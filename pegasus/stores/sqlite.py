@@ -371,13 +371,17 @@ class SQLiteStore(Store):
         unique = {r["id"]: r for r in rows}
         return [_node_from(unique[key]) for key in sorted(unique)]
 
-    def edges_from(self, user: str, pairs: Iterable[tuple[str, str]]) -> list[Edge]:
-        sql = "SELECT * FROM edges WHERE user = ? AND source = ? AND relation = ?"
-        return [
-            _edge_from(row)
-            for source, relation in dict.fromkeys(pairs)
-            for row in self._rows(sql, (user, source, relation))
-        ]
+    def edges_meeting(self, user: str, claims: Iterable[tuple[str, str, str]]) -> list[Edge]:
+        sql = (
+            "SELECT * FROM edges WHERE user = ? AND source = ? AND relation = ? AND "
+            "(target = ? OR (cardinality = 'one_to_one' AND superseded_by IS NULL))"
+        )
+        rows = {
+            row["id"]: row
+            for claim in dict.fromkeys(claims)
+            for row in self._rows(sql, (user, *claim))
+        }
+        return [_edge_from(row) for row in rows.values()]
 
     def edges_touching(self, user: str, node_ids: Iterable[str]) -> list[Edge]:
         return self._edges_around(user, list(node_ids), live_only=False)

@@ -93,8 +93,8 @@ def plan_commit(
 ) -> Plan:
     """``entities`` pairs each batch entity with the node id it resolved to (a stored
     node for a merge, a fresh id otherwise); ``resolve`` maps a relation end's name
-    to a node id; ``stored_edges`` holds every stored edge that leaves a source of
-    the batch with one of its relations (what reinforcement and supersession need)."""
+    to a node id; ``stored_edges`` holds what the batch's claims meet in the store
+    (:meth:`Store.edges_meeting`: the same claims, and live one_to_one rivals)."""
     plan = Plan()
     for entity, node_id in entities:
         current = plan.nodes.get(node_id) or stored_nodes.get(node_id)

@@ -211,8 +211,8 @@ class Ingestor:
             for index, entity in enumerate(batch.entities)
             if self_id or not is_placeholder(entity.name)
         ]
-        sources = {(resolve(r.source), r.relation) for r in batch.relations}
-        stored_edges = self.store.edges_from(self.user, [p for p in sources if p[0]])
+        claims = [(resolve(r.source), r.relation, resolve(r.target)) for r in batch.relations]
+        stored_edges = self.store.edges_meeting(self.user, [c for c in claims if c[0] and c[2]])
         plan = plan_commit(pairs, batch.relations, resolve, pool, stored_edges, transcript.id, at)
         notes += plan.notes
         finish = extraction.finish

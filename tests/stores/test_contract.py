@@ -158,14 +158,18 @@ def test_find_by_name_or_alias_ignores_case(store: Store, user: str) -> None:
     assert [n.id for n in found] == [acme.id, bill.id]
 
 
-def test_edges_from_a_source_with_a_relation(store: Store, user: str) -> None:
+def test_edges_a_claim_meets(store: Store, user: str) -> None:
     nodes, edges = chain(store, user)
-    a, b, c, _, e = nodes
-    history = claim(a, "KNOWS", c, superseded_by=edges[0].id)
-    store.upsert_edges(user, [history])
-    found = store.edges_from(user, [(a.id, "KNOWS"), (e.id, "MANAGES"), (b.id, "MANAGES")])
-    assert {x.id for x in found} == {edges[0].id, history.id, edges[3].id}
-    assert store.edges_from(user, []) == []
+    a, b, c, d, e = nodes
+    single = claim(a, "KNOWS", d, cardinality="one_to_one")
+    history = claim(a, "KNOWS", c, cardinality="one_to_one", superseded_by=single.id)
+    store.upsert_edges(user, [single, history])
+    # The same claim (even superseded), and the live one_to_one rivals; not a->b (a list).
+    found = store.edges_meeting(user, [(a.id, "KNOWS", c.id), (e.id, "MANAGES", b.id)])
+    assert {x.id for x in found} == {history.id, single.id, edges[3].id}
+    assert {x.id for x in store.edges_meeting(user, [(a.id, "KNOWS", e.id)])} == {single.id}
+    assert store.edges_meeting(user, [(b.id, "MANAGES", a.id)]) == []
+    assert store.edges_meeting(user, []) == []
 
 
 def test_edges_touching_includes_history(store: Store, user: str) -> None:
@@ -228,7 +232,7 @@ def test_owners_never_see_each_other(store: Store, users: tuple[str, str]) -> No
     assert store.get_conversation(alice, "bob-only") is None
     assert store.list_conversations(alice) == []
     assert store.find_nodes_named(bob, ["B", "C"]) == []
-    assert store.edges_from(bob, [("PERSON::a", "KNOWS")]) == []
+    assert store.edges_meeting(bob, [("PERSON::a", "KNOWS", "PERSON::b")]) == []
     assert store.stats(bob).nodes == 1 and store.stats(bob).edges == 0
     assert store.stats(alice).nodes == 5 and store.stats(alice).edges == 4
 

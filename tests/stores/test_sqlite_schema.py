@@ -34,7 +34,7 @@ def test_an_older_file_is_brought_up_to_date(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(module, "MIGRATIONS", MIGRATIONS)
     store = SQLiteStore(path)
     assert store.applied_migrations() == [name for name, _ in MIGRATIONS]
-    assert store.edges_from("u", [("PERSON::a", "KNOWS")]) == [edge]
+    assert store.edges_meeting("u", [("PERSON::a", "KNOWS", "PERSON::b")]) == [edge]
     store.close()
     indexes = {r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master")}
     assert "edges_by_source_relation" in indexes and "edges_by_source" not in indexes
