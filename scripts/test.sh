@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole suite against both stores. Uses NEO4J_URI when set, otherwise starts a
 # Neo4j (and stops it again if it was this script that started it). An unreachable
-# Neo4j is a failure here, never a skip.
+# Neo4j (or a missing browser for the view test) is a failure here, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
@@ -19,5 +19,7 @@ if [ -z "${NEO4J_URI:-}" ]; then
 fi
 [ -n "$started" ] && trap './scripts/neo4j-down.sh' EXIT
 
-export PEGASUS_REQUIRE_NEO4J=1
+./scripts/browser.sh
+
+export PEGASUS_REQUIRE_NEO4J=1 PEGASUS_REQUIRE_BROWSER=1
 "$PYTHON" -m pytest "$@"

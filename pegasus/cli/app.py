@@ -64,7 +64,7 @@ def main_options(
 
 
 def _register() -> None:
-    from pegasus.cli import chat, demo, graph_io, ingest, inspect, recall, schedule
+    from pegasus.cli import chat, demo, graph_io, ingest, inspect, recall, schedule, view
 
     graph_io.register(app)
     ingest.register(app)
@@ -73,6 +73,7 @@ def _register() -> None:
     inspect.register(app)
     demo.register(app)
     chat.register(app)
+    view.register(app)
 
 
 _register()
