@@ -40,10 +40,20 @@ def stats_table(stats: Stats) -> Table:
 
 
 def stats(ctx: typer.Context) -> None:
-    """Counts by kind and relation, and how many edges are dormant, superseded or expired."""
+    """Counts by kind and relation; dormant, superseded and expired edges; the strongest
+    and faintest memories; flagged merges."""
     memory = ctx.obj.memory
     out.print(f"store: {memory.settings.store_url()}  user: {memory.user}", highlight=False)
     out.print(stats_table(memory.stats()))
+    now = utcnow()
+    for title, strongest in (("strongest memories", True), ("faintest memories", False)):
+        edges = memory.store.ranked_edges(memory.user, strongest)
+        if edges:
+            ends = {e.source for e in edges} | {e.target for e in edges}
+            names = {n.id: n.name for n in memory.store.get_nodes(memory.user, ends)}
+            out.print(f"[bold]{title}[/bold]")
+            for edge in edges:
+                out.print("  " + _edge_line(edge, names, now).split("\n")[0], highlight=False)
     flagged = memory.flagged_merges()
     if flagged:
         out.print(f"{len(flagged)} merges flagged for a look: pegasus review", highlight=False)

@@ -140,6 +140,10 @@ class Store(ABC):
     @abstractmethod
     def stats(self, user: str) -> Stats: ...
 
+    @abstractmethod
+    def ranked_edges(self, user: str, strongest: bool, limit: int = 5) -> list[Edge]:
+        """The live edges of highest (or lowest) stored strength, as of the last pass."""
+
     # --- embedding keys ----------------------------------------------------
     @abstractmethod
     def upsert_keys(self, user: str, keys: Sequence[EmbeddingKey]) -> None: ...

@@ -353,6 +353,10 @@ class Neo4jStore(Store):
             self_id=self.get_self(user),
         )
 
+    def ranked_edges(self, user: str, strongest: bool, limit: int = 5) -> list[Edge]:
+        records = self._read("edges_ranked", user=user, strongest=strongest, limit=limit)
+        return [_edge_from(r) for r in records]
+
     def stats(self, user: str) -> Stats:
         record = self._read("stats", user=user)[0]
         by_relation = {relation: count for relation, count in record["relations"]}

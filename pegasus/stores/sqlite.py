@@ -433,6 +433,14 @@ class SQLiteStore(Store):
         edges = [_edge_from(r) for r in self._rows("SELECT * FROM edges WHERE user = ?", (user,))]
         return Graph(nodes, edges, self.list_conversations(user), self.get_self(user))
 
+    def ranked_edges(self, user: str, strongest: bool, limit: int = 5) -> list[Edge]:
+        order = "DESC" if strongest else "ASC"
+        rows = self._rows(
+            f"SELECT * FROM edges WHERE user = ? AND {LIVE} ORDER BY strength {order}, id LIMIT ?",
+            (user, limit),
+        )
+        return [_edge_from(r) for r in rows]
+
     def stats(self, user: str) -> Stats:
         def count(sql: str) -> int:
             return int(self._rows(sql, (user,))[0][0])

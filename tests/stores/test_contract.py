@@ -158,6 +158,15 @@ def test_find_by_name_or_alias_ignores_case(store: Store, user: str) -> None:
     assert [n.id for n in found] == [acme.id, bill.id]
 
 
+def test_ranked_edges_are_live_only(store: Store, user: str) -> None:
+    nodes, edges = chain(store, user)
+    store.upsert_edges(user, [edges[2].evolve(strength=1.0, dormant=True)])
+    assert [e.id for e in store.ranked_edges(user, strongest=True, limit=2)] == [
+        edges[3].id, edges[0].id]  # fmt: skip
+    assert [e.id for e in store.ranked_edges(user, strongest=False)] == [
+        edges[1].id, edges[0].id, edges[3].id]  # fmt: skip
+
+
 def test_edges_a_claim_meets(store: Store, user: str) -> None:
     nodes, edges = chain(store, user)
     a, b, c, d, e = nodes
