@@ -1,5 +1,5 @@
 // The neighbourhood of the seeds up to two hops away, either direction, in one pull.
-// $hops is 1 or 2; nodes in $stop_at are reached but not expanded; with $live_only, superseded, dormant and expired edges are not crossed.
+// $hops is 1 or 2; nodes in $stop_at are reached but not expanded; with $live_only, superseded, dormant and expired edges are not crossed; without $with_nodes only the edges come back.
 MATCH (s:Entity {user: $user})
 WHERE s.id IN $seeds
 WITH collect(s) AS seeds
@@ -22,7 +22,9 @@ CALL (near, far) {
   RETURN collect(DISTINCT r) AS crossed
 }
 CALL (seeds, crossed) {
-  UNWIND seeds + [r IN crossed | startNode(r)] + [r IN crossed | endNode(r)] AS n
+  UNWIND CASE WHEN $with_nodes
+         THEN seeds + [r IN crossed | startNode(r)] + [r IN crossed | endNode(r)]
+         ELSE [] END AS n
   RETURN collect(DISTINCT n) AS reached
 }
 RETURN [n IN reached | n {.*, created_at: toString(n.created_at), updated_at: toString(n.updated_at)}] AS nodes,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Self
@@ -267,7 +268,7 @@ class EmbeddingKey(_Record):
     text: Text
     ref: Text  # the node id, or the relation label
     kind: str = Field(pattern=r"^(node|relation)$")
-    vector: list[float]
+    vector: Sequence[float]  # a list, or a read-only numpy row from a store's search
 
 
 def slug(text: str) -> str:

@@ -157,11 +157,13 @@ class Recaller:
             return result
 
         stop_at = [self_id] if settings.block_self and self_id else []
+        # Edges only: most nodes two hops out can never fire, so they are fetched
+        # after spreading, and only those that still might.
         graph = self.store.subgraph(
-            user, list(seed_nodes), hops=settings.hops, live_only=True, stop_at=stop_at
-        )
+            user, list(seed_nodes), hops=settings.hops, live_only=True, stop_at=stop_at,
+            with_nodes=False,
+        )  # fmt: skip
         edges = current(graph.edges, now)
-        nodes: dict[str, Node] = {node.id: node for node in graph.nodes}
 
         if seeds.relations and settings.relation_needs_anchor:
             # Two cues: a relation word counts only on an edge at a node the message
@@ -178,6 +180,10 @@ class Recaller:
 
         blocked = frozenset(stop_at)
         state = act.spread(seed_nodes, edges, settings.hops, settings.spread_factor, blocked)
+        floor = settings.fire_threshold - settings.co_episode_bonus
+        hopeful = [node_id for node_id, a in state.items() if a.score >= floor]
+        hopeful += [self_id] if self_id else []  # claims to the user are shown beside fired nodes
+        nodes: dict[str, Node] = {n.id: n for n in self.store.get_nodes(user, hopeful)}
         act.co_episode_bonus(
             state,
             {node_id: node.conversations for node_id, node in nodes.items()},

@@ -128,10 +128,12 @@ class Store(ABC):
         hops: int = 2,
         live_only: bool = True,
         stop_at: Iterable[str] = (),
+        with_nodes: bool = True,
     ) -> Graph:
         """The neighbourhood of the seeds up to ``hops`` edges away, either direction,
-        in one pull: the nodes reached and the edges crossed. Nodes in ``stop_at`` are
-        reached but not expanded further (the user's own node touches everything)."""
+        in one pull: the nodes reached and the edges crossed (only the edges without
+        ``with_nodes``). Nodes in ``stop_at`` are reached but not expanded further (the
+        user's own node touches everything)."""
 
     @abstractmethod
     def export(self, user: str) -> Graph:

@@ -326,6 +326,7 @@ class Neo4jStore(Store):
         hops: int = 2,
         live_only: bool = True,
         stop_at: Iterable[str] = (),
+        with_nodes: bool = True,
     ) -> Graph:
         if hops not in (1, 2):
             raise ValueError("hops must be 1 or 2")
@@ -336,6 +337,7 @@ class Neo4jStore(Store):
             hops=hops,
             live_only=live_only,
             stop_at=list(stop_at),
+            with_nodes=with_nodes,
         )
         if not records:
             return Graph()
