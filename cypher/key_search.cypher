@@ -1,6 +1,7 @@
 // For each query ($queries: [{i, vector}]), the owner's nearest keys.
 // The index spans every owner, so ask it for $candidates and keep this owner's.
-// Neo4j reports cosine as (1 + cos) / 2; turn it back into cos.
+// Neo4j reports cosine as (1 + cos) / 2; turn it back into cos. Each key found
+// comes back once with its vector, however many queries found it.
 UNWIND $queries AS query
 CALL (query) {
   CALL db.index.vector.queryNodes('key_embedding', $candidates, query.vector)
@@ -11,5 +12,5 @@ CALL (query) {
   ORDER BY score DESC
   LIMIT $limit
 }
-RETURN query.i AS i, node.id AS id, node.text AS text, node.ref AS ref, node.kind AS kind,
-       node.embedding AS vector, 2 * score - 1 AS score
+WITH collect({i: query.i, id: node.id, score: 2 * score - 1}) AS hits, collect(DISTINCT node) AS found
+RETURN hits, [k IN found | {id: k.id, text: k.text, ref: k.ref, kind: k.kind, vector: k.embedding}] AS keys

@@ -459,15 +459,18 @@ class Neo4jStore(Store):
         candidates = limit * SEARCH_OVERFETCH
         while pending:
             rows = [{"i": i, "vector": [float(x) for x in vectors[i]]} for i in pending]
-            records = self._read(
+            record = self._read(
                 "key_search", user=user, queries=rows, candidates=candidates, limit=limit
-            )
-            for record in records:
-                key = EmbeddingKey.model_construct(
-                    id=record["id"], text=record["text"], ref=record["ref"],
-                    kind=record["kind"], vector=list(record["vector"]),
-                )  # fmt: skip
-                results[record["i"]].append((key, float(record["score"])))
+            )[0]
+            keys = {
+                k["id"]: EmbeddingKey.model_construct(
+                    id=k["id"], text=k["text"], ref=k["ref"], kind=k["kind"],
+                    vector=np.asarray(k["vector"], np.float32),
+                )
+                for k in record["keys"]
+            }  # fmt: skip
+            for hit in record["hits"]:
+                results[hit["i"]].append((keys[hit["id"]], float(hit["score"])))
             # Queries short of this owner's keys ask again, wider, until the index
             # has nothing more to give.
             pending = [i for i in pending if len(results[i]) < limit]
