@@ -66,6 +66,7 @@ BASELINE = RecallSettings(
 DEFAULT = replace(
     BASELINE,
     name="default",
+    candidates=20,
     use_phrases=True,
     use_possessives=True,
     hits_per_unit=3,

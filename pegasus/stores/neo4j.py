@@ -30,8 +30,8 @@ from pegasus.stores.base import DecayReport, Stats, Store
 PROPERTY_PREFIX = "prop."
 WRITE_BATCH = 5_000  # rows per UNWIND
 NAMES_PER_QUERY = 200  # terms per full-text query (Lucene caps clauses at 1,024)
-# The vector index is shared by every owner: ask it for this many times the wanted
-# keys, and more while other owners' keys crowd this owner's out.
+# The vector index is shared by every owner: when other owners' keys crowd this
+# owner's out of a search, ask again for this many times as many.
 SEARCH_OVERFETCH = 4
 
 
@@ -456,7 +456,7 @@ class Neo4jStore(Store):
         if limit <= 0 or len(vectors) == 0:
             return results
         pending = list(range(len(vectors)))
-        candidates = limit * SEARCH_OVERFETCH
+        candidates = limit  # enough when one owner holds most keys; widened below if not
         while pending:
             rows = [{"i": i, "vector": [float(x) for x in vectors[i]]} for i in pending]
             record = self._read(
