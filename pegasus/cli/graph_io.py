@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 out = Console()
+err = Console(stderr=True)
 
 
 def import_(
@@ -20,7 +21,8 @@ def import_(
 ) -> None:
     """Import a graph file, all or nothing: one bad part and nothing is written."""
     memory = ctx.obj.memory
-    graph = memory.import_file(file, index=index)
+    with err.status(f"importing {file}" + (" and embedding its names" if index else "")):
+        graph = memory.import_file(file, index=index)
     out.print(
         f"imported {len(graph.nodes)} nodes and {len(graph.edges)} edges "
         f"into {memory.user!r}", highlight=False,
