@@ -43,10 +43,6 @@ class ChatSession:
         self.failure: str | None = None if memory is not None else "no store"
         self._told = False
 
-    @property
-    def memory_ok(self) -> bool:
-        return self.failure is None
-
     def _recall(self, text: str) -> RecallResult | None:
         if self.memory is not None and self.failure is None:
             try:

@@ -18,11 +18,6 @@ class Forgetting:
     edges_changed: list[Edge] = field(default_factory=list)
     conversation: str | None = None  # record to delete
 
-    @property
-    def empty(self) -> bool:
-        return not (self.nodes or self.edges or self.nodes_changed or self.edges_changed
-                    or self.conversation)  # fmt: skip
-
 
 def _revive(gone: set[str], around: Iterable[Edge], plan: Forgetting) -> None:
     """Claims that a removed claim had superseded become current again."""

@@ -10,7 +10,6 @@ run resumes from the journal."""
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -410,7 +409,3 @@ class Ingestor:
                 self_id=self_id if self_id and self.store.get_self(self.user) is None else None,
             ),
         )
-
-
-def dump_report(report: IngestReport) -> str:
-    return json.dumps(vars(report), indent=2, ensure_ascii=False)
