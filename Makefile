@@ -34,6 +34,7 @@ neo4j-down:
 
 bench: install
 	$(PY) -m bench.recall_probes
+	$(PY) -m bench.recall_quality --sizes 1000 10000
 	$(PY) -m bench.recall_latency --sizes 1000 10000
 	$(PY) -m bench.import_edges --edges 100000
 
