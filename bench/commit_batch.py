@@ -17,18 +17,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import tempfile
 import time
-import uuid
 
 from bench.import_edges import RESULTS, synthetic_graph
+from bench.stores import add_store_options, bench_store
 from pegasus.embed import default_embedder
+from pegasus.errors import StoreError
 from pegasus.llm import LLM, LLMConfig
 from pegasus.llm.scripted import ScriptedServer, Step, by_round
 from pegasus.memory import Memory
-from pegasus.stores import Store, open_store
+from pegasus.stores import Store
 from pegasus.write.transcript import parse_transcript
 
 NEW_NAMES = ["Ingrid Halvorsen", "Tomasz Wierzba", "Aiko Tanaka", "Rafael Ortega", "Leila Haddad",
@@ -129,28 +128,17 @@ def measure(store: Store, user: str, edges: int) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 100_000])
-    parser.add_argument("--neo4j", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
+    add_store_options(parser)
     args = parser.parse_args()
     results = []
     for edges in args.sizes:
-        with tempfile.TemporaryDirectory() as tmp:
-            store = open_store(f"sqlite:///{tmp}/bench.db")
-            results.append({"store": "sqlite", **measure(store, "bench", edges)})
-            store.close()
-        print(json.dumps(results[-1]), flush=True)
-        user = f"bench-{uuid.uuid4().hex[:8]}"
-        try:
-            store = open_store(args.neo4j)
-        except Exception as exc:  # report, don't hide
-            results.append({"store": "neo4j", "edges": edges, "error": str(exc)})
-            continue
-        try:
-            results.append({"store": "neo4j", **measure(store, user, edges)})
-        finally:
-            store.delete_nodes(user, [n.id for n in store.export(user).nodes])
-            store.delete_keys(user, [k.id for k in store.list_keys(user)])
-            store.close()
-        print(json.dumps(results[-1]), flush=True)
+        for kind in args.stores:
+            try:
+                with bench_store(kind, args.neo4j) as (store, user):
+                    results.append({"store": kind, **measure(store, user, edges)})
+            except StoreError as exc:  # report, don't hide: the table says why it is missing
+                results.append({"store": kind, "edges": edges, "error": str(exc)})
+            print(json.dumps(results[-1]), flush=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "commit_batch.json").write_text(json.dumps(results, indent=1) + "\n")
 

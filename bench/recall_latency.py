@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
-import tempfile
 import time
-import uuid
 
 from bench.import_edges import RESULTS, synthetic_graph
+from bench.stores import add_store_options, bench_store
 from pegasus.embed import default_embedder
 from pegasus.memory import Memory
-from pegasus.stores import Store, open_store
+from pegasus.stores import Store
 
 GENERIC = [
     "Can you recommend a good pasta recipe?",
@@ -79,23 +77,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--neo4j", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
-    parser.add_argument("--stores", nargs="+", default=["sqlite", "neo4j"])
+    add_store_options(parser)
     args = parser.parse_args()
     rows = []
     for size in args.sizes:
         for kind in args.stores:
-            user = f"bench-{uuid.uuid4().hex[:8]}"
-            with tempfile.TemporaryDirectory() as tmp:
-                url = f"sqlite:///{tmp}/bench.db" if kind == "sqlite" else args.neo4j
-                store = open_store(url)
-                try:
-                    rows.append({"store": kind, **measure(store, user, size, args.queries)})
-                finally:
-                    if kind == "neo4j":
-                        store.delete_keys(user, [k.id for k in store.list_keys(user)])
-                        store.delete_nodes(user, [n.id for n in store.export(user).nodes])
-                    store.close()
+            with bench_store(kind, args.neo4j) as (store, user):
+                rows.append({"store": kind, **measure(store, user, size, args.queries)})
             print(json.dumps(rows[-1]), flush=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "recall_latency.json").write_text(json.dumps(rows, indent=1) + "\n")

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import tempfile
-import uuid
 from datetime import UTC, datetime
 
 from bench.generator import generate
 from bench.import_edges import RESULTS
+from bench.stores import add_store_options, bench_store
 from pegasus.embed import default_embedder
 from pegasus.memory import Memory
 from pegasus.recall.presets import PRESETS
-from pegasus.stores import Store, open_store
+from pegasus.stores import Store
 
 NOW = datetime(2026, 9, 1, tzinfo=UTC)
 
@@ -62,23 +60,13 @@ def measure(store: Store, user: str, edges: int) -> list[dict[str, object]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
-    parser.add_argument("--neo4j", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
-    parser.add_argument("--stores", nargs="+", default=["sqlite", "neo4j"])
+    add_store_options(parser)
     args = parser.parse_args()
     rows = []
     for size in args.sizes:
         for kind in args.stores:
-            user = f"bench-{uuid.uuid4().hex[:8]}"
-            with tempfile.TemporaryDirectory() as tmp:
-                url = f"sqlite:///{tmp}/bench.db" if kind == "sqlite" else args.neo4j
-                store = open_store(url)
-                try:
-                    rows += [{"store": kind, **row} for row in measure(store, user, size)]
-                finally:
-                    if kind == "neo4j":
-                        store.delete_keys(user, [k.id for k in store.list_keys(user)])
-                        store.delete_nodes(user, [n.id for n in store.export(user).nodes])
-                    store.close()
+            with bench_store(kind, args.neo4j) as (store, user):
+                rows += [{"store": kind, **row} for row in measure(store, user, size)]
             for row in rows[-len(PRESETS) :]:
                 print(json.dumps(row), flush=True)
     RESULTS.mkdir(exist_ok=True)

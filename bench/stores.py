@@ -1,0 +1,37 @@
+"""The stores a benchmark measures on: a throwaway SQLite file, or a fresh owner on
+the Neo4j at ``NEO4J_URI`` whose data is removed afterwards."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from pegasus.stores import Store, open_store
+
+KINDS = ("sqlite", "neo4j")
+
+
+def add_store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--neo4j", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
+    parser.add_argument("--stores", nargs="+", choices=KINDS, default=list(KINDS))
+
+
+@contextmanager
+def bench_store(kind: str, neo4j_url: str) -> Iterator[tuple[Store, str]]:
+    """``(store, user)`` for one measurement; everything it wrote is gone after."""
+    user = f"bench-{uuid.uuid4().hex[:8]}"
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(f"sqlite:///{tmp}/bench.db" if kind == "sqlite" else neo4j_url)
+        try:
+            yield store, user
+        finally:
+            if kind == "neo4j":
+                store.delete_keys(user, [k.id for k in store.list_keys(user)])
+                store.delete_nodes(user, [n.id for n in store.export(user).nodes])
+                for conversation in store.list_conversations(user):
+                    store.delete_conversation(user, conversation.id)
+            store.close()
