@@ -1,6 +1,7 @@
 # Everything a fresh machine needs goes through these targets.
 #   make demo   install, then show the sample memory (offline, embedded store)
 #   make test   install, start Neo4j (compose, NEO4J_URI or the Maven launcher), run every test
+#   make bench  install, start Neo4j the same way, measure both stores (bench/results/)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -32,11 +33,17 @@ neo4j-up: install
 neo4j-down:
 	./scripts/neo4j-down.sh
 
+# Benchmarks (docs/benchmarks.md): the quick sizes, then the full range with a
+# Neo4j heap large enough to import 1M edges in one transaction.
 bench: install
+	PYTHON=$(PY) ./scripts/with-neo4j.sh $(PY) -m bench.suite --sizes 1000 10000
+	$(PY) -m bench.report
 	$(PY) -m bench.recall_probes
-	$(PY) -m bench.recall_quality --sizes 1000 10000
-	$(PY) -m bench.recall_latency --sizes 1000 10000
-	$(PY) -m bench.import_edges --edges 100000
+
+bench-full: install
+	NEO4J_HEAP=$${NEO4J_HEAP:-10g} PYTHON=$(PY) ./scripts/with-neo4j.sh \
+	  $(PY) -m bench.suite --sizes 1000 10000 100000 1000000 --out bench/results/suite-full.json
+	$(PY) -m bench.report bench/results/suite-full.json
 
 clean:
 	rm -rf $(VENV) .neo4j neo4j-launcher/target

@@ -69,12 +69,9 @@ def review(body: dict) -> Step:
     return Step(content=json.dumps({"candidates": []}))
 
 
-def measure(store: Store, user: str, edges: int) -> dict[str, object]:
-    graph = synthetic_graph(edges)
-    replies, text = batch(graph)  # marks some stored claims one_to_one first
-    store.import_graph(user, graph)
-    memory = Memory(store, user=user, embedder=default_embedder())
-    memory.sync_keys()
+def commit(memory: Memory, replies: list[Step], text: str) -> dict[str, object]:
+    """Ingest one conversation whose model replies are ``replies``; the time of
+    each stage of the write path."""
     rounds = by_round(replies)
     reviews = [0]
 
@@ -109,7 +106,6 @@ def measure(store: Store, user: str, edges: int) -> dict[str, object]:
     asked, merging = first("asking"), first("merging")
     embedding, writing = first("embedding"), first("writing")
     return {
-        "edges": edges,
         "total_s": round(total, 2),
         "context_s": round(asked - t0, 2),
         "extraction_s": round(merging - asked, 2),
@@ -125,6 +121,15 @@ def measure(store: Store, user: str, edges: int) -> dict[str, object]:
     }
 
 
+def measure(store: Store, user: str, edges: int) -> dict[str, object]:
+    graph = synthetic_graph(edges)
+    replies, text = batch(graph)  # marks some stored claims one_to_one first
+    store.import_graph(user, graph)
+    memory = Memory(store, user=user, embedder=default_embedder())
+    memory.sync_keys()
+    return {"edges": edges, **commit(memory, replies, text)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 100_000])
@@ -134,7 +139,7 @@ def main() -> None:
     for edges in args.sizes:
         for kind in args.stores:
             try:
-                with bench_store(kind, args.neo4j) as (store, user):
+                with bench_store(kind, args.neo4j) as (store, user, _):
                     results.append({"store": kind, **measure(store, user, edges)})
             except StoreError as exc:  # report, don't hide: the table says why it is missing
                 results.append({"store": kind, "edges": edges, "error": str(exc)})

@@ -21,13 +21,14 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
 
 
 @contextmanager
-def bench_store(kind: str, neo4j_url: str) -> Iterator[tuple[Store, str]]:
-    """``(store, user)`` for one measurement; everything it wrote is gone after."""
+def bench_store(kind: str, neo4j_url: str) -> Iterator[tuple[Store, str, str]]:
+    """``(store, user, url)`` for one measurement; everything it wrote is gone after."""
     user = f"bench-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory() as tmp:
-        store = open_store(f"sqlite:///{tmp}/bench.db" if kind == "sqlite" else neo4j_url)
+        url = f"sqlite:///{tmp}/bench.db" if kind == "sqlite" else neo4j_url
+        store = open_store(url)
         try:
-            yield store, user
+            yield store, user, url
         finally:
             if kind == "neo4j":
                 store.delete_keys(user, [k.id for k in store.list_keys(user)])

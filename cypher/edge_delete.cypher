@@ -1,3 +1,3 @@
-MATCH (:Entity)-[r]->(:Entity)
-WHERE r.user = $user AND r.id IN $ids
+MATCH (:Entity {user: $user})-[r]->(:Entity)
+WHERE r.id IN $ids
 DELETE r

@@ -33,7 +33,7 @@ else
   data="$STATE/data"
   rm -rf "$data"  # a throwaway database for every start
   port=${URI##*:}
-  nohup java -Xmx2g -cp "neo4j-launcher/target/classes:$(cat neo4j-launcher/target/classpath.txt)" \
+  nohup java -Xmx"${NEO4J_HEAP:-2g}" -cp "neo4j-launcher/target/classes:$(cat neo4j-launcher/target/classpath.txt)" \
     pegasus.launcher.Launcher "$data" "$port" > "$STATE/neo4j.log" 2>&1 &
   echo $! > "$STATE/pid"
   echo launcher > "$STATE/route"

@@ -493,12 +493,16 @@ class Neo4jStore(Store):
         user: str | None = None,
         batch_size: int = 10_000,
     ) -> DecayReport:
-        params = {"now": now, "rates": dict(rates), "user": user}
-        self._read("decay", dormant_below=dormant_below, batch_size=batch_size, **params)
-        record = self._read("decay_counts", user=user)[0]
-        return DecayReport(
-            edges=record["edges"], dormant=record["dormant"] or 0, expired=record["expired"] or 0
-        )
+        owners = [user] if user is not None else [r["user"] for r in self._read("owners")]
+        report = DecayReport()
+        for owner in owners:
+            self._read("decay", user=owner, now=now, rates=dict(rates),
+                       dormant_below=dormant_below, batch_size=batch_size)  # fmt: skip
+            counts = self._read("decay_counts", user=owner)[0]
+            report.edges += counts["edges"]
+            report.dormant += counts["dormant"] or 0
+            report.expired += counts["expired"] or 0
+        return report
 
     def reinforce(
         self,

@@ -344,6 +344,18 @@ def test_decay_is_idempotent_and_scoped(store: Store, users: tuple[str, str]) ->
     assert all(e.strength == 90 or e.relation == "VISITS" for e in store.export(bob).edges)
 
 
+def test_decay_of_every_owner(store: Store, users: tuple[str, str]) -> None:
+    edges = {user: _decay_graph(store, user) for user in users}
+    late = T0 + timedelta(days=400)
+    report = store.decay(late, DECAY_RATES, DORMANT_BELOW, user=None)
+    assert report.edges >= sum(len(e) for e in edges.values())  # other tests' owners too
+    for user, mine in edges.items():
+        for edge in store.get_edges(user, [e.id for e in mine]):
+            assert edge.strength == pytest.approx(
+                strength_at(edge.strength0, edge.touched_at, edge.stability, late), rel=1e-9
+            )
+
+
 def test_reinforce_adds_to_the_decayed_strength(store: Store, user: str) -> None:
     edges = _decay_graph(store, user)
     mutable = next(e for e in edges if e.stability == "mutable")
