@@ -35,8 +35,9 @@ neo4j-down:
 
 # Benchmarks (docs/benchmarks.md): the quick sizes, then the full range with a
 # Neo4j heap large enough to import 1M edges in one transaction.
+BENCH_SIZES ?= 1000 10000
 bench: install
-	PYTHON=$(PY) ./scripts/with-neo4j.sh $(PY) -m bench.suite --sizes 1000 10000
+	PYTHON=$(PY) ./scripts/with-neo4j.sh $(PY) -m bench.suite --sizes $(BENCH_SIZES)
 	$(PY) -m bench.report
 	$(PY) -m bench.recall_probes
 

@@ -48,6 +48,8 @@ QUALITY = [
     ("relevant lines", "relevant_lines"),
     ("negatives quiet", "negatives_quiet"),
     ("tokens per block", "tokens_per_block"),
+    ("ms per recall", "recall_ms"),
+    ("probes run", "probes"),
 ]
 
 
