@@ -37,7 +37,8 @@ SPEED = [
     ("decay edges/s", "decay_edges_per_s", "{:,}"),
     ("import s", "import_s", "{}"),
     ("embed keys s", "keys_s", "{}"),
-    ("peak RSS MB", "peak_rss_mb", "{:,}"),
+    ("recall process MB", "recall_process_mb", "{:,}"),
+    ("bench process MB", "peak_rss_mb", "{:,}"),
     ("server peak MB", "server_peak_mb", "{:,}"),
     ("disk MB", "disk_mb", "{}"),
 ]
@@ -132,7 +133,7 @@ def plots(rows: list[dict], prefix: Path) -> None:
     plot(rows, [
         ("commit one batch, s", [("", "commit.total_s", "-")], "linear"),
         ("decay pass, edges/s", [("", "decay_edges_per_s", "-")], "log"),
-        ("peak RSS of the process, MB", [("", "peak_rss_mb", "-")], "linear"),
+        ("peak RSS of pegasus recall, MB", [("", "recall_process_mb", "-")], "linear"),
     ], Path(f"{prefix}-cost.png"))  # fmt: skip
 
 

@@ -72,10 +72,10 @@ def seconds(start: float) -> float:
     return round(time.perf_counter() - start, 3)
 
 
-def cold_start(url: str, user: str, message: str) -> float:
+def cold_start(url: str, user: str, message: str) -> tuple[float, float]:
     """Wall time of ``pegasus recall`` in a new process (imports, model load, store
-    connection, the first recall); the faster of two runs, so files are in the
-    page cache as on a machine that has run it before."""
+    connection, the first recall), the faster of two runs so files are in the page
+    cache as on a machine that has run it before; and that process's peak MB."""
     command = [str(Path(sys.executable).parent / "pegasus"), "--store", url, "--user", user,
                "recall", message]  # fmt: skip
     runs = []
@@ -83,7 +83,8 @@ def cold_start(url: str, user: str, message: str) -> float:
         start = time.perf_counter()
         subprocess.run(command, check=True, capture_output=True, timeout=600)
         runs.append(time.perf_counter() - start)
-    return round(min(runs), 2)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return round(min(runs), 2), round(peak, 1)
 
 
 def reinforce(memory: Memory, graph: Graph) -> float:
@@ -135,7 +136,9 @@ def measure(
             out["latency"] = latency(memory, data.graph, queries)
         out["quality"] = quality(memory, data, NOW)
         if cold:
-            out["cold_start_s"] = cold_start(url, user, data.probes[0].message)
+            out["cold_start_s"], out["recall_process_mb"] = cold_start(
+                url, user, data.probes[0].message
+            )
 
         out["reinforce_ms"] = reinforce(memory, data.graph)
 
