@@ -35,7 +35,7 @@ from bench.commit_batch import batch, commit
 from bench.generator import generate
 from bench.import_edges import RESULTS
 from bench.recall_latency import latency
-from bench.recall_quality import quality
+from bench.recall_quality import BUDGET_S, quality
 from bench.stores import add_store_options, bench_store
 from pegasus.embed import default_embedder
 from pegasus.errors import StoreError
@@ -127,7 +127,13 @@ def server_peak_mb() -> float | None:
 
 
 def measure(
-    kind: str, edges: int, neo4j_url: str, queries: int, profile: bool, cold: bool = True
+    kind: str,
+    edges: int,
+    neo4j_url: str,
+    queries: int,
+    profile: bool,
+    cold: bool = True,
+    budget_s: float = BUDGET_S,
 ) -> dict:
     """All figures for one store at one size; runs in its own process."""
     out: dict[str, object] = {"store": kind, "edges": edges}
@@ -147,7 +153,7 @@ def measure(
 
         with profiled(prof and prof / f"recall-{kind}-{edges}.txt"):
             out["latency"] = latency(memory, data.graph, queries)
-        out["quality"] = quality(memory, data, NOW)
+        out["quality"] = quality(memory, data, NOW, budget_s)
         if cold:
             out["cold_start_s"], out["recall_process_mb"] = cold_start(
                 url, user, data.probes[0].message
@@ -177,7 +183,9 @@ def run_one(kind: str, edges: int, args: argparse.Namespace, cold: bool = True) 
     """One measurement in a fresh process; a store that cannot be reached is a row
     that says so, not a crash."""
     with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
-        job = pool.submit(measure, kind, edges, args.neo4j, args.queries, args.profile, cold)
+        job = pool.submit(
+            measure, kind, edges, args.neo4j, args.queries, args.profile, cold, args.budget
+        )
         try:
             return job.result()
         except StoreError as exc:
@@ -191,6 +199,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--profile", action="store_true", help="cProfile recall and commit")
+    parser.add_argument("--budget", type=float, default=BUDGET_S,
+                        help="seconds of recall quality per preset and size")  # fmt: skip
     parser.add_argument("--out", type=Path, default=RESULTS / "suite.json")
     add_store_options(parser)
     args = parser.parse_args()
