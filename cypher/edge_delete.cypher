@@ -1,3 +1,3 @@
-MATCH (:Entity {user: $user})-[r]->(:Entity)
-WHERE r.id IN $ids
+MATCH ()-[r]->()
+WHERE elementId(r) IN $refs AND r.user = $user
 DELETE r

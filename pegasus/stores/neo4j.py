@@ -36,6 +36,16 @@ SEARCH_OVERFETCH = 4
 
 
 @cache
+def _possible_ends(edge_id: str) -> list[dict[str, str]]:
+    """Every (source, target) an id of the form ``source::RELATION::target`` can
+    name; node ids hold '::' themselves, so each split is a candidate."""
+    parts = edge_id.split("::")
+    return [
+        {"id": edge_id, "source": "::".join(parts[:i]), "target": "::".join(parts[i + 1 :])}
+        for i in range(1, len(parts) - 1)
+    ]
+
+
 def cypher(name: str) -> str:
     """The statement in ``cypher/<name>.cypher``."""
     return (resources.files("pegasus.cypher") / f"{name}.cypher").read_text(encoding="utf-8")
@@ -269,7 +279,7 @@ class Neo4jStore(Store):
         self._write(work)
 
     def delete_edges(self, user: str, ids: Iterable[str]) -> None:
-        self._read("edge_delete", user=user, ids=list(ids))
+        self._read("edge_delete", user=user, refs=list(self._locate_edges(user, ids).values()))
 
     def delete_conversation(self, user: str, conversation_id: str) -> None:
         self._read("conversation_delete", user=user, id=conversation_id)
@@ -279,7 +289,21 @@ class Neo4jStore(Store):
         return [_node_from(r["props"]) for r in self._read("nodes_get", user=user, ids=list(ids))]
 
     def get_edges(self, user: str, ids: Iterable[str]) -> list[Edge]:
-        return [_edge_from(r) for r in self._read("edges_get", user=user, ids=list(ids))]
+        refs = list(self._locate_edges(user, ids).values())
+        return [_edge_from(r) for r in self._read("edges_get", user=user, refs=refs)]
+
+    def _locate_edges(self, user: str, ids: Iterable[str]) -> dict[str, str]:
+        """Edge id -> element id. Relationship properties have no index across
+        types, so edges are found between the ends their ids name, and only ids
+        that name no ends walk the owner's relationships."""
+        ids = list(dict.fromkeys(ids))
+        ends = [end for edge in ids for end in _possible_ends(edge)]
+        found = {r["id"]: r["ref"] for r in self._read("edges_between", user=user, ends=ends)}
+        rest = [edge for edge in ids if edge not in found]
+        if rest:
+            located = self._read("edges_locate", user=user, ids=rest)
+            found.update({r["id"]: r["ref"] for r in located})
+        return found
 
     def list_conversations(self, user: str) -> list[Conversation]:
         return [
@@ -512,10 +536,10 @@ class Neo4jStore(Store):
         rates: Mapping[str, float],
         amount: float,
     ) -> int:
-        ids = list(dict.fromkeys(edge_ids))
-        if not ids:
+        refs = list(self._locate_edges(user, edge_ids).values())
+        if not refs:
             return 0
         records = self._read(
-            "reinforce", user=user, ids=ids, now=now, rates=dict(rates), amount=amount
+            "reinforce", user=user, refs=refs, now=now, rates=dict(rates), amount=amount
         )
         return int(records[0]["reinforced"])

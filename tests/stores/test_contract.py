@@ -372,6 +372,21 @@ def test_reinforce_adds_to_the_decayed_strength(store: Store, user: str) -> None
     assert got[immutable.id].strength0 == 100.0  # capped
 
 
+def test_edges_by_id_whatever_the_ids_look_like(store: Store, user: str) -> None:
+    # Imported files may carry their own edge ids; the usual form names the ends.
+    ann, bo = person("Ann"), person("Bo")
+    usual = claim(ann, "KNOWS", bo, touched_at=T0)
+    own = claim(bo, "KNOWS", ann, touched_at=T0).evolve(id="e1")
+    tricky = claim(bo, "LIKES", ann, touched_at=T0).evolve(id="PERSON::ann::LIKES::PERSON::x")
+    store.upsert_nodes(user, [ann, bo])
+    store.upsert_edges(user, [usual, own, tricky])
+    ids = [usual.id, own.id, tricky.id]
+    assert {e.id for e in store.get_edges(user, ids)} == set(ids)
+    assert store.reinforce(user, [*ids, usual.id], T0, DECAY_RATES, 15) == 3
+    store.delete_edges(user, ids[1:])
+    assert [e.id for e in store.export(user).edges] == [usual.id]
+
+
 def test_reinforce_wakes_a_dormant_edge(store: Store, user: str) -> None:
     edges = _decay_graph(store, user)
     ephemeral = next(e for e in edges if e.stability == "ephemeral")
