@@ -112,7 +112,8 @@ def plot(rows: list[dict], panels: list[tuple[str, list[tuple[str, str, str]], s
         ax.set_title(title)
         ax.set_xlabel("edges")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
+        if ax.lines:
+            ax.legend(fontsize=7)
     figure.tight_layout()
     figure.savefig(out, dpi=110)
     plt.close(figure)
@@ -133,7 +134,8 @@ def plots(rows: list[dict], prefix: Path) -> None:
     plot(rows, [
         ("commit one batch, s", [("", "commit.total_s", "-")], "linear"),
         ("decay pass, edges/s", [("", "decay_edges_per_s", "-")], "log"),
-        ("peak RSS of pegasus recall, MB", [("", "recall_process_mb", "-")], "linear"),
+        ("peak memory, MB", [("pegasus recall", "recall_process_mb", "-"),
+                             ("bench process", "peak_rss_mb", ":")], "linear"),
     ], Path(f"{prefix}-cost.png"))  # fmt: skip
 
 

@@ -40,15 +40,20 @@ class CachedEmbedder(Embedder):
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            for text, vector in zip(missing, self.inner.embed_batch(missing), strict=True):
-                self._cache[text] = vector
-                if len(self._cache) > self._size:
-                    self._cache.popitem(last=False)
+        fresh = dict(zip(missing, self.inner.embed_batch(missing), strict=True)) if missing else {}
         rows = []
         for text in texts:
-            self._cache.move_to_end(text)
-            rows.append(self._cache[text])
+            if text in fresh:
+                rows.append(fresh[text])
+            else:
+                self._cache.move_to_end(text)
+                rows.append(self._cache[text])
+        # Remembered after reading: a batch larger than the cache (a whole graph's
+        # keys) would otherwise push out its own first texts before they are read.
+        for text, vector in fresh.items():
+            self._cache[text] = vector
+            if len(self._cache) > self._size:
+                self._cache.popitem(last=False)
         return np.vstack(rows) if rows else np.zeros((0, 0), np.float32)
 
 
