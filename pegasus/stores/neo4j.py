@@ -35,7 +35,6 @@ NAMES_PER_QUERY = 200  # terms per full-text query (Lucene caps clauses at 1,024
 SEARCH_OVERFETCH = 4
 
 
-@cache
 def _possible_ends(edge_id: str) -> list[dict[str, str]]:
     """Every (source, target) an id of the form ``source::RELATION::target`` can
     name; node ids hold '::' themselves, so each split is a candidate."""
@@ -46,6 +45,7 @@ def _possible_ends(edge_id: str) -> list[dict[str, str]]:
     ]
 
 
+@cache
 def cypher(name: str) -> str:
     """The statement in ``cypher/<name>.cypher``."""
     return (resources.files("pegasus.cypher") / f"{name}.cypher").read_text(encoding="utf-8")
