@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Sequence
 from datetime import datetime
 
 from bench.generator import Dataset, Probe
@@ -27,12 +28,17 @@ def interleaved(probes: list[Probe]) -> list[Probe]:
 
 
 def quality(
-    memory: Memory, data: Dataset, now: datetime, budget_s: float = BUDGET_S
+    memory: Memory,
+    data: Dataset,
+    now: datetime,
+    budget_s: float = BUDGET_S,
+    presets: Sequence[str] = tuple(PRESETS),
 ) -> dict[str, dict[str, float]]:
     names = {node.id: node.name for node in data.graph.nodes}
     probes = interleaved(data.probes)
     out = {}
-    for preset_name, preset in PRESETS.items():
+    for preset_name in presets:
+        preset = PRESETS[preset_name]
         found: dict[str, list[bool]] = {}
         relevant, tokens, quiet, timings = [], [], [], []
         for probe in probes:

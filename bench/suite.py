@@ -25,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -42,6 +43,7 @@ from pegasus.errors import StoreError
 from pegasus.interchange import Graph
 from pegasus.memory import Memory
 from pegasus.model import Conversation
+from pegasus.recall.presets import PRESETS
 
 NOW = datetime(2026, 9, 1, tzinfo=UTC)
 REINFORCE_BATCH = 100  # edges one long conversation's recalls used
@@ -134,6 +136,7 @@ def measure(
     profile: bool,
     cold: bool = True,
     budget_s: float = BUDGET_S,
+    presets: Sequence[str] = tuple(PRESETS),
 ) -> dict:
     """All figures for one store at one size; runs in its own process."""
     out: dict[str, object] = {"store": kind, "edges": edges}
@@ -153,7 +156,7 @@ def measure(
 
         with profiled(prof and prof / f"recall-{kind}-{edges}.txt"):
             out["latency"] = latency(memory, data.graph, queries)
-        out["quality"] = quality(memory, data, NOW, budget_s)
+        out["quality"] = quality(memory, data, NOW, budget_s, presets)
         if cold:
             out["cold_start_s"], out["recall_process_mb"] = cold_start(
                 url, user, data.probes[0].message
@@ -184,7 +187,15 @@ def run_one(kind: str, edges: int, args: argparse.Namespace, cold: bool = True) 
     that says so, not a crash."""
     with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
         job = pool.submit(
-            measure, kind, edges, args.neo4j, args.queries, args.profile, cold, args.budget
+            measure,
+            kind,
+            edges,
+            args.neo4j,
+            args.queries,
+            args.profile,
+            cold,
+            args.budget,
+            args.presets,
         )
         try:
             return job.result()
@@ -199,8 +210,14 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--profile", action="store_true", help="cProfile recall and commit")
-    parser.add_argument("--budget", type=float, default=BUDGET_S,
-                        help="seconds of recall quality per preset and size")  # fmt: skip
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=BUDGET_S,
+        help="seconds of recall quality per preset and size",
+    )
+    parser.add_argument("--presets", nargs="+", choices=list(PRESETS), default=list(PRESETS),
+                        help="recall settings whose quality is measured")  # fmt: skip
     parser.add_argument("--out", type=Path, default=RESULTS / "suite.json")
     add_store_options(parser)
     args = parser.parse_args()
