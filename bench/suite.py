@@ -25,7 +25,6 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -128,22 +127,14 @@ def server_peak_mb() -> float | None:
     return round(int(line.split()[1]) / 1024, 1)
 
 
-def measure(
-    kind: str,
-    edges: int,
-    neo4j_url: str,
-    queries: int,
-    profile: bool,
-    cold: bool = True,
-    budget_s: float = BUDGET_S,
-    presets: Sequence[str] = tuple(PRESETS),
-) -> dict:
-    """All figures for one store at one size; runs in its own process."""
+def measure(kind: str, edges: int, args: argparse.Namespace, cold: bool = True) -> dict:
+    """All figures for one store at one size (options as ``main`` parses them);
+    runs in its own process."""
     out: dict[str, object] = {"store": kind, "edges": edges}
-    prof = RESULTS / "profile" if profile else None
+    prof = RESULTS / "profile" if args.profile else None
     data = generate(edges)
     replies, text = batch(data.graph)  # marks some stored claims one_to_one
-    with bench_store(kind, neo4j_url) as (store, user, url):
+    with bench_store(kind, args.neo4j) as (store, user, url):
         start = time.perf_counter()
         store.import_graph(user, data.graph)
         out["import_s"] = seconds(start)
@@ -155,8 +146,8 @@ def measure(
         out["keys_s"] = seconds(start)
 
         with profiled(prof and prof / f"recall-{kind}-{edges}.txt"):
-            out["latency"] = latency(memory, data.graph, queries)
-        out["quality"] = quality(memory, data, NOW, budget_s, presets)
+            out["latency"] = latency(memory, data.graph, args.queries)
+        out["quality"] = quality(memory, data, NOW, args.budget, args.presets)
         if cold:
             out["cold_start_s"], out["recall_process_mb"] = cold_start(
                 url, user, data.probes[0].message
@@ -186,17 +177,7 @@ def run_one(kind: str, edges: int, args: argparse.Namespace, cold: bool = True) 
     """One measurement in a fresh process; a store that cannot be reached is a row
     that says so, not a crash."""
     with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
-        job = pool.submit(
-            measure,
-            kind,
-            edges,
-            args.neo4j,
-            args.queries,
-            args.profile,
-            cold,
-            args.budget,
-            args.presets,
-        )
+        job = pool.submit(measure, kind, edges, args, cold)
         try:
             return job.result()
         except StoreError as exc:
