@@ -27,7 +27,7 @@ from pegasus.errors import StoreError
 from pegasus.llm import LLM, LLMConfig
 from pegasus.llm.scripted import ScriptedServer, Step, by_round
 from pegasus.memory import Memory
-from pegasus.stores import Store
+from pegasus.stores import Changes, Store
 from pegasus.write.transcript import parse_transcript
 
 NEW_NAMES = ["Ingrid Halvorsen", "Tomasz Wierzba", "Aiko Tanaka", "Rafael Ortega", "Leila Haddad",
@@ -124,8 +124,8 @@ def commit(memory: Memory, replies: list[Step], text: str) -> dict[str, object]:
 def measure(store: Store, user: str, edges: int) -> dict[str, object]:
     graph = synthetic_graph(edges)
     replies, text = batch(graph)  # marks some stored claims one_to_one first
-    store.import_graph(user, graph)
-    memory = Memory(store, user=user, embedder=default_embedder())
+    store.apply(user, Changes.of_graph(graph))
+    memory = Memory.open(store, user=user, embedder=default_embedder())
     memory.sync_keys()
     return {"edges": edges, **commit(memory, replies, text)}
 

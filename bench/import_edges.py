@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pegasus.interchange import Graph, dump_graph, parse_graph
 from pegasus.model import Edge, Kind, Node, edge_id, node_id
-from pegasus.stores import Store, open_store
+from pegasus.stores import Changes, Store, open_store
 
 RELATIONS = [
     "KNOWS", "WORKS_AT", "LIVES_IN", "LIKES", "VISITED", "OWNS", "PLANS", "STUDIES",
@@ -64,7 +64,7 @@ def measure(store: Store, text: str, user: str) -> dict[str, float]:
     t0 = time.perf_counter()
     graph = parse_graph(text)
     t1 = time.perf_counter()
-    store.import_graph(user, graph)
+    store.apply(user, Changes.of_graph(graph))
     t2 = time.perf_counter()
     stats = store.stats(user)
     assert stats.edges == len(graph.edges), (stats.edges, len(graph.edges))
@@ -94,7 +94,7 @@ def main() -> None:
         try:
             results["neo4j"] = measure(store, text, user)
         finally:
-            store.delete_nodes(user, [n.id for n in store.export(user).nodes])
+            store.apply(user, Changes(delete_nodes=[n.id for n in store.export(user).nodes]))
             store.close()
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "import.json").write_text(json.dumps(results, indent=1) + "\n")

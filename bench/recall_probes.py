@@ -18,6 +18,7 @@ from pegasus.embed import default_embedder
 from pegasus.interchange import parse_graph
 from pegasus.memory import Memory
 from pegasus.recall.presets import PRESETS
+from pegasus.stores import Changes
 from pegasus.stores.sqlite import SQLiteStore
 
 GRAPH = "pegasus/data/graph.json"
@@ -53,9 +54,9 @@ PROBES: list[tuple[str, set[str]]] = [
 
 def main() -> None:
     store = SQLiteStore(":memory:")
-    memory = Memory(store, user="probe", embedder=default_embedder())
+    memory = Memory.open(store, user="probe", embedder=default_embedder())
     memory.import_graph(parse_graph(Path(GRAPH).read_text(encoding="utf-8")))
-    store.set_self("probe", "PERSON::trevor")
+    store.apply("probe", Changes(self_id="PERSON::trevor"))
     rows = []
     for message, expected in PROBES:
         row = {"message": message, "expected": sorted(expected)}

@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from pegasus.stores import Store, open_store
+from pegasus.stores import Changes, Store, open_store
 
 KINDS = ("sqlite", "neo4j")
 
@@ -31,8 +31,10 @@ def bench_store(kind: str, neo4j_url: str) -> Iterator[tuple[Store, str, str]]:
             yield store, user, url
         finally:
             if kind == "neo4j":
-                store.delete_keys(user, [k.id for k in store.list_keys(user)])
-                store.delete_nodes(user, [n.id for n in store.export(user).nodes])
-                for conversation in store.list_conversations(user):
-                    store.delete_conversation(user, conversation.id)
+                graph = store.export(user)
+                store.apply(user, Changes(
+                    delete_keys=[k.id for k in store.list_keys(user)],
+                    delete_nodes=[n.id for n in graph.nodes],
+                    delete_conversations=[c.id for c in graph.conversations],
+                ))  # fmt: skip
             store.close()

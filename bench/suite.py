@@ -43,6 +43,7 @@ from pegasus.interchange import Graph
 from pegasus.memory import Memory
 from pegasus.model import Conversation
 from pegasus.recall.presets import PRESETS
+from pegasus.stores import Changes
 
 NOW = datetime(2026, 9, 1, tzinfo=UTC)
 REINFORCE_BATCH = 100  # edges one long conversation's recalls used
@@ -108,8 +109,8 @@ def reinforce(memory: Memory, graph: Graph) -> float:
     runs = []
     for i in range(3):
         used = live[i * REINFORCE_BATCH : (i + 1) * REINFORCE_BATCH]
-        memory.store.upsert_conversation(
-            memory.user, Conversation(id=f"reinforce-{i}", used_edges=used)
+        memory.store.apply(
+            memory.user, Changes(conversations=[Conversation(id=f"reinforce-{i}", used_edges=used)])
         )
         start = time.perf_counter()
         memory.close_conversation(f"reinforce-{i}", NOW)
@@ -136,9 +137,9 @@ def measure(kind: str, edges: int, args: argparse.Namespace, cold: bool = True) 
     replies, text = batch(data.graph)  # marks some stored claims one_to_one
     with bench_store(kind, args.neo4j) as (store, user, url):
         start = time.perf_counter()
-        store.import_graph(user, data.graph)
+        store.apply(user, Changes.of_graph(data.graph))
         out["import_s"] = seconds(start)
-        memory = Memory(store, user=user, embedder=default_embedder())
+        memory = Memory.open(store, user=user, embedder=default_embedder())
         memory.embedder.embed("load the model before timing")
         start = time.perf_counter()
         memory.sync_keys()

@@ -1,2 +1,3 @@
-MATCH (c:Conversation {user: $user, id: $id})
+UNWIND $ids AS id
+MATCH (c:Conversation {user: $user, id: id})
 DELETE c

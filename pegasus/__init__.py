@@ -3,13 +3,14 @@
 from pegasus.errors import (
     ConfigError,
     LLMError,
+    LLMRequestError,
     NotFoundError,
     PegasusError,
     StoreError,
     ValidationError,
 )
 from pegasus.interchange import Graph
-from pegasus.memory import Memory
+from pegasus.memory import Memory, Pegasus
 from pegasus.model import Cardinality, Conversation, Edge, Kind, Node, Stability
 
 __all__ = [
@@ -20,9 +21,11 @@ __all__ = [
     "Graph",
     "Kind",
     "LLMError",
+    "LLMRequestError",
     "Memory",
     "Node",
     "NotFoundError",
+    "Pegasus",
     "PegasusError",
     "Stability",
     "StoreError",

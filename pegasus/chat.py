@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
+from pegasus.errors import PegasusError
 from pegasus.llm import LLM
 from pegasus.memory import Memory
 from pegasus.model import utcnow
@@ -80,16 +81,15 @@ class ChatSession:
             seeds.setdefault(seed["ref"], []).append(
                 f"'{seed['unit']}' ~ '{seed['key']}' {seed['score']:.2f}"
             )
-        names = {fired.id: fired.name for fired in self.last.fired}
-        used = self.memory.store.get_edges(self.memory.user, self.last.used_edges)
+        used = self.memory.claims_by_id(self.last.used_edges)
         for fired in self.last.fired:
             how = "seed" if fired.via == "seed" else f"{fired.via} edge, hop {fired.hop}"
             cues = "; ".join(seeds.get(fired.id, []))
             if not cues:  # reached through the graph: the injected claims at it
                 cues = "; ".join(
-                    f"{names.get(e.source)} -{e.relation}-> {names.get(e.target)}"
-                    for e in used
-                    if fired.id in (e.source, e.target)
+                    f"{c.source_name} -{c.edge.relation}-> {c.target_name}"
+                    for c in used
+                    if fired.id in (c.edge.source, c.edge.target)
                 )
             lines.append(f"{fired.name} ({fired.kind}) score {fired.score:.2f} via {how}: {cues}")
         return lines
@@ -104,9 +104,12 @@ class ChatSession:
 
     def save(self, folder: Path) -> Path:
         """Keep the transcript as a file, so a failed ingest loses nothing."""
-        folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{self.conversation_id}.json"
-        path.write_text(json.dumps(self.transcript(), ensure_ascii=False, indent=1), "utf-8")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(self.transcript(), ensure_ascii=False, indent=1), "utf-8")
+        except OSError as exc:
+            raise PegasusError(f"cannot keep the chat in {path}: {exc.strerror or exc}") from exc
         return path
 
     def end(self) -> IngestReport | None:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import platformdirs
+import pydantic
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
+from pegasus.errors import ConfigError
 from pegasus.model import DEFAULT_USER
 
 APP_NAME = "pegasus"
@@ -55,9 +59,21 @@ class Settings(BaseSettings):
         return f"sqlite:///{data_dir() / 'memory.db'}"
 
 
+def _bad_setting(problem: Any) -> str:
+    name = ".".join(str(part) for part in problem["loc"])
+    return f"{name}={problem.get('input')!r}: {problem['msg']}"
+
+
 def load_settings(**overrides: object) -> Settings:
-    """Read the settings now (never at import time); explicit overrides win."""
+    """Read the settings now (never at import time); explicit overrides win.
+    A malformed setting raises :class:`ConfigError` naming the variable."""
     path = config_file()
-    settings = Settings(_env_file=path if path.exists() else None)  # type: ignore[call-arg]
+    try:
+        settings = Settings(_env_file=path if path.exists() else None)  # type: ignore[call-arg]
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(_bad_setting(p) for p in exc.errors(include_url=False))
+        raise ConfigError(f"{problems} (set in the environment or {path})") from exc
+    except (SettingsError, OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the settings ({path}): {exc}") from exc
     clean = {key: value for key, value in overrides.items() if value is not None}
     return settings.model_copy(update=clean) if clean else settings

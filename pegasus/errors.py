@@ -1,38 +1,76 @@
 """Every error Pegasus raises on purpose derives from one root.
 
-    PegasusError
-    ├── ConfigError          a setting is missing or malformed
-    ├── ValidationError      a node, edge, conversation or file breaks the data model
-    ├── StoreError           the store could not be reached or refused an operation
-    │   └── NotFoundError    a node, edge or conversation that should exist does not
-    └── LLMError             the language model endpoint failed or answered unusably
+    PegasusError                exit 1  HTTP 500
+    ├── ConfigError             exit 2  HTTP 500  a setting is missing or malformed
+    ├── ValidationError         exit 2  HTTP 400  a node, edge, conversation, file or
+    │                                             argument breaks the data model
+    ├── StoreError              exit 3  HTTP 503  the store could not be reached or
+    │   │                                         refused an operation
+    │   └── NotFoundError       exit 4  HTTP 404  a node, edge or conversation that
+    │                                             should exist does not
+    └── LLMError                exit 5  HTTP 502  the language model endpoint failed
+        │                                         or answered unusably
+        └── LLMRequestError     exit 5  HTTP 502  the endpoint refused the request
+                                                  as bad (HTTP 400 there)
 
-Errors of the libraries underneath (sqlite3, neo4j, openai) are translated where
-they enter, with the original kept as ``__cause__``.
+Front ends map an error with ``exc.exit_code`` and ``exc.http_status`` and nothing
+else: the class attributes below are the one place these numbers are set. Exit 2 is
+also what a command-line usage error exits with: in each case the input is wrong,
+not the system. A misconfigured server is the server's fault, hence 500 for
+ConfigError.
+
+Errors of the libraries underneath (sqlite3, neo4j, openai, pydantic) are
+translated where they enter, with the original kept as ``__cause__``.
+:class:`ValidationError` is also a :class:`ValueError`, so validators written for
+pydantic and ``except ValueError`` keep working.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 
 class PegasusError(Exception):
     """Root of every error raised by Pegasus."""
 
+    exit_code: ClassVar[int] = 1
+    http_status: ClassVar[int] = 500
+
 
 class ConfigError(PegasusError):
     """A setting is missing or malformed."""
 
+    exit_code = 2
+    http_status = 500
 
-class ValidationError(PegasusError):
+
+class ValidationError(PegasusError, ValueError):
     """Data that breaks the data model: says which item, which field and why."""
+
+    exit_code = 2
+    http_status = 400
 
 
 class StoreError(PegasusError):
     """The store could not be reached or refused an operation."""
 
+    exit_code = 3
+    http_status = 503
+
 
 class NotFoundError(StoreError):
     """A node, edge or conversation that should exist does not."""
 
+    exit_code = 4
+    http_status = 404
+
 
 class LLMError(PegasusError):
     """The language model endpoint failed or answered unusably."""
+
+    exit_code = 5
+    http_status = 502
+
+
+class LLMRequestError(LLMError):
+    """The endpoint refused the request itself as bad (for example: no tool calling)."""

@@ -17,7 +17,7 @@ from typing import Any
 import pydantic
 
 from pegasus.errors import ValidationError
-from pegasus.model import Conversation, Edge, Node
+from pegasus.model import Conversation, Edge, Node, describe
 
 FORMAT_VERSION = 1
 
@@ -32,11 +32,12 @@ class Graph:
     self_id: str | None = None
 
 
-def _problem(where: str, exc: pydantic.ValidationError) -> ValidationError:
-    first = exc.errors()[0]
-    loc = ".".join(str(part) for part in first["loc"])
-    message = first["msg"].removeprefix("Value error, ")
-    return ValidationError(f"{where}{' field ' + loc if loc else ''}: {message}")
+def _problem(where: str, exc: ValidationError) -> ValidationError:
+    # The model's own message names the model; the file's reader wants the entry.
+    cause = exc.__cause__
+    if isinstance(cause, pydantic.ValidationError):
+        return ValidationError(describe(where, cause))
+    return ValidationError(f"{where}: {exc}")
 
 
 def _node_from(raw: dict[str, Any]) -> Node:
@@ -97,7 +98,7 @@ def parse_graph(text: str | bytes) -> Graph:
                 where += f" ({raw['id']!r})"
             try:
                 into.append(build(raw))
-            except pydantic.ValidationError as exc:
+            except ValidationError as exc:
                 raise _problem(where, exc) from exc
 
     _check_references(graph)

@@ -1,8 +1,17 @@
-"""``Memory``: the Python API, one object with the same verbs as the CLI."""
+"""The Python API. :class:`Pegasus` is the process-wide core (one store connection,
+one embedding model, one recall reference, shared by threads); :class:`Memory` is
+one owner's view of it, with the same verbs as the CLI. Every verb that changes
+memory is one :meth:`Store.apply`; every result is a pydantic model.
+
+>>> with Pegasus("sqlite:///memory.db") as pegasus:
+...     trevor = pegasus.for_user("trevor")
+...     trevor.import_file("graph.json")
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
@@ -11,48 +20,110 @@ from pegasus.embed import Embedder, default_embedder
 from pegasus.errors import NotFoundError, PegasusError, ValidationError
 from pegasus.interchange import Graph, dump_graph, parse_graph
 from pegasus.llm import LLM, LLMConfig
-from pegasus.model import Conversation, Edge, Node, utcnow
+from pegasus.model import Node, utcnow
 from pegasus.recall.engine import Recaller, RecallResult
-from pegasus.recall.keys import sync_keys
+from pegasus.recall.keys import missing_keys, sync_keys
+from pegasus.recall.ordinary import Ordinariness
 from pegasus.recall.presets import DEFAULT, RecallSettings
-from pegasus.stores import DecayReport, Stats, Store, open_store
-from pegasus.time.decay import DECAY_RATES, DORMANT_BELOW, REINFORCE_BY
+from pegasus.results import Claim, Description
+from pegasus.stores import Changes, DecayReport, Stats, Store, open_store
+from pegasus.time.decay import RULE, DecayRule, reinforced_edge
 from pegasus.write.context import WRITE_CONTEXT
 from pegasus.write.forget import Forgetting, forget_conversation, forget_edge, forget_node
+from pegasus.write.imports import ImportReport, merge_import
 from pegasus.write.pipeline import Ingestor, IngestReport
 from pegasus.write.transcript import Transcript, read_transcript
 
 
-class Memory:
-    """One memory owner's view of a store.
-
-    >>> with Memory("sqlite:///memory.db", user="trevor") as memory:
-    ...     memory.import_file("graph.json")
-    """
+class Pegasus:
+    """What a process holds once, whoever's memory it serves. Safe to share between
+    threads; use as a context manager or call :meth:`close`."""
 
     def __init__(
         self,
         store: str | Store | None = None,
-        user: str | None = None,
         settings: Settings | None = None,
         embedder: Embedder | None = None,
+        rule: DecayRule = RULE,
     ) -> None:
-        self._embedder = embedder
-        self._recallers: dict[str, Recaller] = {}
-        self.settings = settings or load_settings(
-            store=store if isinstance(store, str) else None, user=user
-        )
-        self.user = user or self.settings.user
+        self.settings = settings or load_settings(store=store if isinstance(store, str) else None)
         if isinstance(store, Store):
             self.store = store
         else:
-            auth = None
-            if self.settings.neo4j_user and self.settings.neo4j_password:
-                auth = (self.settings.neo4j_user, self.settings.neo4j_password)
-            self.store = open_store(self.settings.store_url(), neo4j_auth=auth)
+            self.store = open_store(self.settings.store_url(), self.settings)
+        self.rule = rule
+        self._embedder = embedder
+        self._ordinariness: Ordinariness | None = None
+        self._recallers: dict[RecallSettings, Recaller] = {}
+        self._lock = threading.Lock()
 
     def close(self) -> None:
         self.store.close()
+
+    def __enter__(self) -> Pegasus:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedding model, loaded on first use."""
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = default_embedder(self.settings.embed_model)
+            return self._embedder
+
+    def recaller(self, settings: RecallSettings = DEFAULT) -> Recaller:
+        """A recaller for these settings; all share the one recall reference."""
+        embedder = self.embedder
+        with self._lock:
+            if self._ordinariness is None:
+                self._ordinariness = Ordinariness(embedder)
+            if settings not in self._recallers:
+                self._recallers[settings] = Recaller(
+                    self.store, embedder, settings, self._ordinariness, self.rule
+                )
+            return self._recallers[settings]
+
+    def for_user(self, user: str) -> Memory:
+        return Memory(self, user)
+
+    def decay(self, now: datetime | None = None) -> DecayReport:
+        """The daily pass over every owner: strengths as of ``now``, dormancy, expiry."""
+        return self.store.decay(now or utcnow(), self.rule)
+
+
+class Memory:
+    """One memory owner's view of a :class:`Pegasus` core."""
+
+    def __init__(self, core: Pegasus, user: str) -> None:
+        if not user or not user.strip():
+            raise ValidationError("a memory owner (user) must be named")
+        self.core, self.user = core, user
+        self._owns_core = False
+
+    @classmethod
+    def open(
+        cls,
+        store: str | Store | None = None,
+        user: str | None = None,
+        settings: Settings | None = None,
+        embedder: Embedder | None = None,
+    ) -> Memory:
+        """A memory with a core of its own, closed with it (scripts and tests)."""
+        core = Pegasus(store, settings, embedder)
+        try:
+            memory = cls(core, core.settings.user if user is None else user)
+        except ValidationError:
+            core.close()
+            raise
+        memory._owns_core = True
+        return memory
+
+    def close(self) -> None:
+        if self._owns_core:
+            self.core.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -60,22 +131,39 @@ class Memory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # --- interchange ------------------------------------------------------------
     @property
-    def embedder(self) -> Embedder:
-        """The embedding model, loaded on first use."""
-        if self._embedder is None:
-            self._embedder = default_embedder(self.settings.embed_model)
-        return self._embedder
+    def store(self) -> Store:
+        return self.core.store
 
-    def import_graph(self, graph: Graph, index: bool = True) -> Graph:
-        """Write a checked graph; with ``index``, embed its names for recall."""
-        self.store.import_graph(self.user, graph)
-        if index:
-            self.sync_keys()
-        return graph
+    @property
+    def settings(self) -> Settings:
+        return self.core.settings
 
-    def import_file(self, path: str | Path, index: bool = True) -> Graph:
+    @property
+    def rule(self) -> DecayRule:
+        return self.core.rule
+
+    # --- interchange ------------------------------------------------------------
+    def import_graph(self, graph: Graph, index: bool = True) -> ImportReport:
+        """Write a checked graph in one transaction, merged into what the memory
+        already holds under the same ids; with ``index``, its names' embedding keys
+        go in the same transaction."""
+        nodes = {n.id: n for n in self.store.get_nodes(self.user, [n.id for n in graph.nodes])}
+        edges = {e.id: e for e in self.store.get_edges(self.user, [e.id for e in graph.edges])}
+        conversations = {
+            c.id: stored
+            for c in graph.conversations
+            if (stored := self.store.get_conversation(self.user, c.id)) is not None
+        }
+        merged, report = merge_import(
+            graph, nodes, edges, conversations, self.store.get_self(self.user)
+        )
+        keys = missing_keys(self.store, self.user, self.core.embedder, merged)[0] if index else []
+        report.keys = len(keys)
+        self.store.apply(self.user, Changes.of_graph(merged, keys))
+        return report
+
+    def import_file(self, path: str | Path, index: bool = True) -> ImportReport:
         """Check a whole interchange file, then write it in one transaction."""
         try:
             text = Path(path).read_bytes()
@@ -96,6 +184,11 @@ class Memory:
     def stats(self) -> Stats:
         return self.store.stats(self.user)
 
+    def ranked(self, strongest: bool = True, limit: int = 5, now: datetime | None = None
+               ) -> list[Claim]:  # fmt: skip
+        """The strongest (or faintest) live memories, as of the last daily pass."""
+        return self.claims(self.store.ranked_edges(self.user, strongest, limit), now)
+
     def flagged_merges(self) -> list[str]:
         """Merges review made with middling confidence, oldest conversation first."""
         records = sorted(
@@ -107,12 +200,10 @@ class Memory:
     # --- recall and time ----------------------------------------------------------
     def sync_keys(self) -> tuple[int, int]:
         """Bring the embedding keys in line with the graph: (added, removed)."""
-        return sync_keys(self.store, self.user, self.embedder)
+        return sync_keys(self.store, self.user, self.core.embedder)
 
     def recaller(self, settings: RecallSettings = DEFAULT) -> Recaller:
-        if settings.name not in self._recallers:
-            self._recallers[settings.name] = Recaller(self.store, self.embedder, settings)
-        return self._recallers[settings.name]
+        return self.core.recaller(settings)
 
     def recall(
         self,
@@ -126,21 +217,30 @@ class Memory:
         record and reinforced once when it closes."""
         result = self.recaller(settings).recall(self.user, message, now)
         if conversation_id and result.used_edges:
-            record = self.store.get_conversation(self.user, conversation_id)
-            record = record or Conversation(id=conversation_id, started_at=now or utcnow())
-            used = list(dict.fromkeys([*record.used_edges, *result.used_edges]))
-            self.store.upsert_conversation(self.user, record.evolve(used_edges=used))
+            self.store.apply(self.user, Changes(used={conversation_id: result.used_edges}))
         return result
 
     def close_conversation(self, conversation_id: str, now: datetime | None = None) -> int:
-        """Reinforce the edges recall used in this conversation, once. Returns how many."""
+        """Reinforce the edges recall used in this conversation, once, in the same
+        transaction that takes them off the record. Returns how many."""
         now = now or utcnow()
         record = self.store.get_conversation(self.user, conversation_id)
         if record is None:
             raise NotFoundError(f"no conversation {conversation_id!r} for user {self.user!r}")
-        count = self.store.reinforce(self.user, record.used_edges, now, DECAY_RATES, REINFORCE_BY)
-        self.store.upsert_conversation(self.user, record.evolve(used_edges=[], closed_at=now))
-        return count
+        edges = self.store.get_edges(self.user, record.used_edges)
+        self.store.apply(
+            self.user,
+            Changes(
+                edges=[reinforced_edge(edge, now, self.rule) for edge in edges],
+                conversations=[record.evolve(closed_at=now)],
+                used_done={conversation_id: record.used_edges},
+            ),
+        )
+        return len(edges)
+
+    def decay(self, now: datetime | None = None) -> DecayReport:
+        """The daily pass over this owner's memories (``Pegasus.decay`` for all)."""
+        return self.store.decay(now or utcnow(), self.rule, user=self.user)
 
     # --- write path ------------------------------------------------------------------
     def ingest(
@@ -161,11 +261,12 @@ class Memory:
         ingestor = Ingestor(
             self.store,
             self.user,
-            self.embedder,
+            self.core.embedder,
             self.recaller(WRITE_CONTEXT),
             llm,
             use_tools=self.settings.llm_tools,
             progress=progress,
+            rule=self.rule,
         )
         report = ingestor.ingest(transcript, now)
         record = self.store.get_conversation(self.user, transcript.id)
@@ -180,12 +281,28 @@ class Memory:
         found = self.store.find_nodes(self.user, name_or_id)
         return found or self.store.get_nodes(self.user, [name_or_id])
 
-    def describe(self, name_or_id: str) -> list[tuple[Node, list[Edge]]]:
+    def claims(self, edges: Iterable, now: datetime | None = None) -> list[Claim]:
+        """Edges as claims between named ends, with their state as of ``now``."""
+        edges = list(edges)
+        ends = {e.source for e in edges} | {e.target for e in edges}
+        names = {n.id: n.name for n in self.store.get_nodes(self.user, ends)}
+        now = now or utcnow()
+        return [Claim.of(edge, names, now, self.rule) for edge in edges]
+
+    def claims_by_id(self, edge_ids: Iterable[str], now: datetime | None = None) -> list[Claim]:
+        return self.claims(self.store.get_edges(self.user, edge_ids), now)
+
+    def describe(self, name_or_id: str, now: datetime | None = None) -> list[Description]:
         """Each entity by that name with every claim at it, history included."""
         nodes = self.find(name_or_id)
         if not nodes:
             raise NotFoundError(f"no entity named {name_or_id!r} for user {self.user!r}")
-        return [(node, self.store.edges_touching(self.user, [node.id])) for node in nodes]
+        return [
+            Description(
+                node=node, claims=self.claims(self.store.edges_touching(self.user, [node.id]), now)
+            )
+            for node in nodes
+        ]
 
     def plan_forget(
         self,
@@ -224,20 +341,14 @@ class Memory:
         raise ValidationError("say what to forget: a node, an edge or a conversation")
 
     def forget(self, plan: Forgetting) -> None:
-        """Apply a plan of :meth:`plan_forget` (mended claims first, then removals)."""
-        if plan.nodes_changed:
-            self.store.upsert_nodes(self.user, plan.nodes_changed)
-        if plan.edges_changed:
-            self.store.upsert_edges(self.user, plan.edges_changed)
-        if plan.edges:
-            self.store.delete_edges(self.user, plan.edges)
-        if plan.nodes:
-            self.store.delete_nodes(self.user, plan.nodes)
-        if plan.conversation:
-            self.store.delete_conversation(self.user, plan.conversation)
-
-    def decay(self, now: datetime | None = None, all_users: bool = False) -> DecayReport:
-        """The daily pass: strengths as of ``now``, dormancy and expiry."""
-        return self.store.decay(
-            now or utcnow(), DECAY_RATES, DORMANT_BELOW, user=None if all_users else self.user
+        """Apply a plan of :meth:`plan_forget` in one transaction."""
+        self.store.apply(
+            self.user,
+            Changes(
+                nodes=plan.nodes_changed,
+                edges=plan.edges_changed,
+                delete_nodes=plan.nodes,
+                delete_edges=plan.edges,
+                delete_conversations=[plan.conversation] if plan.conversation else [],
+            ),
         )

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Self
 
+import pydantic
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -18,6 +19,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from pegasus.errors import ValidationError
 
 DEFAULT_USER = "default"
 MAX_STRENGTH = 100.0
@@ -82,9 +85,9 @@ def _non_empty(value: str) -> str:
 
 
 def check_relation(label: str) -> str:
-    """Return the label if it is a valid relation label, else raise ValueError."""
+    """Return the label if it is a valid relation label, else raise ValidationError."""
     if not isinstance(label, str) or not RELATION_PATTERN.fullmatch(label):
-        raise ValueError(
+        raise ValidationError(
             f"relation {label!r} must be 1 to 4 upper-case words joined by '_' "
             "(for example HAS_BOSS)"
         )
@@ -125,8 +128,64 @@ Score = Annotated[float, Field(ge=0.0, le=1.0)]
 Strength = Annotated[float, Field(ge=0.0, le=MAX_STRENGTH)]
 
 
+def describe(where: str, exc: pydantic.ValidationError) -> str:
+    """pydantic's first problem as one line: ``<where> field <loc>: <why>``."""
+    first = exc.errors(include_url=False)[0]
+    loc = ".".join(str(part) for part in first["loc"])
+    message = first["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    return f"{where}{' field ' + loc if loc else ''}: {message}"
+
+
+def _invalid(model: type[BaseModel], exc: pydantic.ValidationError) -> ValidationError:
+    message = describe(model.__name__, exc)
+    if (more := exc.error_count() - 1) > 0:
+        message += f" (and {more} more {'problem' if more == 1 else 'problems'})"
+    return ValidationError(message)
+
+
 class _Record(BaseModel):
+    """Base of the records: every way of building or validating one raises
+    :class:`pegasus.ValidationError` (pydantic's error is its ``__cause__``);
+    ``model_construct`` stays unchecked, for data a store already checked."""
+
     model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=False)
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            self.__pydantic_validator__.validate_python(data, self_instance=self)
+        except pydantic.ValidationError as exc:
+            raise _invalid(type(self), exc) from exc
+
+    # Marked as pydantic's own __init__ so that model_validate and nested fields keep
+    # validating in pydantic-core instead of calling back into Python.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @classmethod
+    def model_validate(cls, obj: Any, **options: Any) -> Self:
+        try:
+            return super().model_validate(obj, **options)
+        except pydantic.ValidationError as exc:
+            raise _invalid(cls, exc) from exc
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, **options: Any) -> Self:
+        try:
+            return super().model_validate_json(json_data, **options)
+        except pydantic.ValidationError as exc:
+            raise _invalid(cls, exc) from exc
+
+    @classmethod
+    def model_validate_strings(cls, obj: Any, **options: Any) -> Self:
+        try:
+            return super().model_validate_strings(obj, **options)
+        except pydantic.ValidationError as exc:
+            raise _invalid(cls, exc) from exc
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        try:
+            super().__setattr__(name, value)
+        except pydantic.ValidationError as exc:  # validate_assignment
+            raise _invalid(type(self), exc) from exc
 
     def evolve(self, **changes: Any) -> Self:
         """A validated copy with ``changes`` applied (``model_copy`` skips validation)."""

@@ -1,7 +1,10 @@
 """Shared fixtures. Store fixtures run every contract test on both stores.
 
 Neo4j comes from NEO4J_URI (``make test`` starts one and sets it, together with
-PEGASUS_REQUIRE_NEO4J=1, under which an unreachable Neo4j fails the run).
+PEGASUS_REQUIRE_NEO4J=1, under which an unreachable Neo4j fails the run). It is
+read once here: every test then runs with the Pegasus, OpenAI and Neo4j variables
+cleared and the config and data directories in a temporary folder, so that no
+developer's own settings or files can reach a test.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pegasus.stores import Store
+from pegasus.stores import Changes, Store
 
 DATA = Path(__file__).resolve().parent.parent / "pegasus" / "data"
 SEED_GRAPH = DATA / "graph.json"
@@ -21,8 +24,30 @@ SEED_CONVERSATION = DATA / "conversation.json"
 DEFAULT_NEO4J = "bolt://127.0.0.1:7687"
 
 
+NEO4J_URI = os.environ.get("NEO4J_URI", DEFAULT_NEO4J)
+REQUIRE_NEO4J = os.environ.get("PEGASUS_REQUIRE_NEO4J") == "1"
+ISOLATED_PREFIXES = ("PEGASUS_", "OPENAI_", "NEO4J_")
+
+
 def neo4j_uri() -> str:
-    return os.environ.get("NEO4J_URI", DEFAULT_NEO4J)
+    return NEO4J_URI
+
+
+@pytest.fixture(scope="session")
+def _isolated_dirs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # One folder for the session: the recall reference cached there is built once.
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(monkeypatch: pytest.MonkeyPatch, _isolated_dirs: Path) -> None:
+    """No PEGASUS_*, OPENAI_* or NEO4J_* variable (but the suite's own PEGASUS_REQUIRE_*)
+    and no real config or data folder."""
+    for name in list(os.environ):
+        if name.startswith(ISOLATED_PREFIXES) and not name.startswith("PEGASUS_REQUIRE_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(_isolated_dirs / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(_isolated_dirs / "data"))
 
 
 def _neo4j_store() -> Store:
@@ -32,7 +57,7 @@ def _neo4j_store() -> Store:
     try:
         return Neo4jStore(neo4j_uri())
     except StoreError as exc:
-        if os.environ.get("PEGASUS_REQUIRE_NEO4J") == "1":
+        if REQUIRE_NEO4J:
             pytest.fail(f"Neo4j is required for this run but unreachable: {exc}", pytrace=False)
         pytest.skip(f"no Neo4j at {neo4j_uri()} (run 'make neo4j-up' or 'make test'): {exc}")
 
@@ -47,10 +72,14 @@ def _neo4j_session_store() -> Iterator[Store]:
 def wipe(store: Store, user: str) -> None:
     """Remove everything a test user left, through the public interface."""
     graph = store.export(user)
-    store.delete_nodes(user, [n.id for n in graph.nodes])
-    store.delete_keys(user, [k.id for k in store.list_keys(user)])
-    for conversation in graph.conversations:
-        store.delete_conversation(user, conversation.id)
+    store.apply(
+        user,
+        Changes(
+            delete_nodes=[n.id for n in graph.nodes],
+            delete_keys=[k.id for k in store.list_keys(user)],
+            delete_conversations=[c.id for c in graph.conversations],
+        ),
+    )
 
 
 @pytest.fixture(params=["sqlite", pytest.param("neo4j", marks=pytest.mark.neo4j)])

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pegasus.interchange import parse_graph
+from pegasus.stores import Changes
 from tests.conftest import SEED_GRAPH, neo4j_uri, wipe
 
 QUERIES = Path(__file__).resolve().parent.parent / "cypher" / "browser"
@@ -24,7 +25,7 @@ def test_saved_queries(_neo4j_session_store) -> None:
         old.evolve(superseded_by="PERSON::trevor::WORKS_AT::ORG::deloitte"),
     ]
     graph.edges = [e.evolve(dormant=True) if e.relation == "ASPIRES_TO" else e for e in graph.edges]
-    store.import_graph(user, graph)
+    store.apply(user, Changes.of_graph(graph))
     counts = {}
     with neo4j.GraphDatabase.driver(neo4j_uri()) as driver:
         for path in sorted(QUERIES.glob("*.cypher")):

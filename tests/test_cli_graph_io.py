@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pegasus.errors import ConfigError, ValidationError
 from pegasus.interchange import parse_graph
 from pegasus.stores import Store
 from tests.cli_helpers import run_cli
@@ -101,7 +102,7 @@ def test_bad_file_is_refused_and_nothing_changes(capsys, target, tmp_path, case)
     bad = tmp_path / "bad.json"
     bad.write_text(text)
     result = run_cli(capsys, *options, "import", str(bad))
-    assert result.code == 1
+    assert result.code == ValidationError.exit_code
     assert result.err.startswith("error:") and expected in result.err
     assert len(result.err.strip().splitlines()) <= 2  # one clear message, no traceback
     after = store.export(user)
@@ -115,4 +116,4 @@ def test_missing_file_is_one_clear_line(capsys, tmp_path) -> None:
 
 def test_unknown_store_url(capsys) -> None:
     result = run_cli(capsys, "--store", "postgres://x", "stats")
-    assert result.code == 1 and "unknown store URL" in result.err
+    assert result.code == ConfigError.exit_code and "unknown store URL" in result.err

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pegasus.errors import NotFoundError, ValidationError
 from tests.cli_helpers import run_cli
 from tests.conftest import SEED_GRAPH
 
@@ -54,9 +55,10 @@ def test_close_reinforces_once_and_decay_reports(capsys, options) -> None:
     decayed = run_cli(capsys, *options, "decay", "--now", "2027-09-20")
     assert decayed.code == 0 and decayed.out.startswith("decayed 21 edges")
     missing = run_cli(capsys, *options, "close", "nope")
-    assert missing.code == 1 and "no conversation 'nope'" in missing.err
+    assert missing.code == NotFoundError.exit_code and "no conversation 'nope'" in missing.err
 
 
 def test_bad_time_is_one_clear_line(capsys, options) -> None:
     result = run_cli(capsys, *options, "decay", "--now", "yesterday")
-    assert result.code == 1 and "--now 'yesterday' is not an ISO" in result.err
+    assert result.code == ValidationError.exit_code
+    assert "--now 'yesterday' is not an ISO" in result.err

@@ -3,10 +3,11 @@ and touches nothing else."""
 
 from __future__ import annotations
 
+from pegasus.errors import NotFoundError
 from pegasus.llm.scripted import by_round, recorded_rounds
 from pegasus.memory import Memory
 from pegasus.model import Node
-from pegasus.stores import Store
+from pegasus.stores import Changes, Store
 from tests.cli_helpers import run_cli
 from tests.conftest import SEED_CONVERSATION, SEED_GRAPH
 from tests.write.conftest import FINISH, RECORDING, calls, chat, entity, llm_for, relation
@@ -23,13 +24,13 @@ def state(memory: Memory) -> tuple[dict, dict, set]:
 
 
 def test_forgetting_a_node_takes_its_claims_and_nothing_else(store: Store, user: str) -> None:
-    memory = Memory(store, user=user)
+    memory = Memory.open(store, user=user)
     memory.import_file(SEED_GRAPH)
     rex = Node(id="OTHER::rex", name="Rex", kind="OTHER", provisional=True)
-    store.upsert_nodes(user, [rex])
-    store.upsert_edges(user, [memory.export().edges[0].evolve(
+    store.apply(user, Changes(nodes=[rex]))
+    store.apply(user, Changes(edges=[memory.export().edges[0].evolve(
         id="PERSON::joshua::OWNS::OTHER::rex", source="PERSON::joshua", target="OTHER::rex",
-        relation="OWNS")])  # fmt: skip
+        relation="OWNS")]))  # fmt: skip
     nodes, edges, keys = state(memory)
     plan = memory.plan_forget(node="joshua")
     assert plan.nodes == ["OTHER::rex", "PERSON::joshua"]  # Rex only hung off Joshua
@@ -43,13 +44,13 @@ def test_forgetting_a_node_takes_its_claims_and_nothing_else(store: Store, user:
 
 
 def test_forgetting_a_claim_revives_what_it_replaced(store: Store, user: str) -> None:
-    memory = Memory(store, user=user)
+    memory = Memory.open(store, user=user)
     memory.import_file(SEED_GRAPH)
     graph = memory.export()
     old = next(e for e in graph.edges if e.id == TREVOR_WORKS)
     nova = "PERSON::trevor::WORKS_AT::ORG::nova_ai"
-    store.upsert_edges(user, [old.evolve(superseded_by=nova),
-                              old.evolve(id=nova, target="ORG::nova_ai")])  # fmt: skip
+    store.apply(user, Changes(edges=[old.evolve(superseded_by=nova),
+                              old.evolve(id=nova, target="ORG::nova_ai")]))  # fmt: skip
     _, edges, _ = state(memory)
     memory.forget(memory.plan_forget(edge=nova))
     _, after, _ = state(memory)
@@ -59,7 +60,7 @@ def test_forgetting_a_claim_revives_what_it_replaced(store: Store, user: str) ->
 
 
 def test_forgetting_a_conversation_undoes_only_its_contribution(store, user, serve) -> None:
-    memory = Memory(store, user=user)
+    memory = Memory.open(store, user=user)
     memory.ingest(SEED_CONVERSATION, llm=llm_for(serve(by_round(recorded_rounds(RECORDING)))))
     nodes, edges, keys = state(memory)
     second = calls(entity("Maya"), relation("Trevor", "HAS_SISTER", "Maya", "my sister Maya"),
@@ -94,4 +95,4 @@ def test_forget_asks_first(capsys, tmp_path) -> None:
     done = run_cli(capsys, "--store", url, "forget", "Joshua", "--yes")
     assert done.code == 0 and "forgotten" in done.out
     missing = run_cli(capsys, "--store", url, "show", "Joshua")
-    assert missing.code == 1 and "no entity named 'Joshua'" in missing.err
+    assert missing.code == NotFoundError.exit_code and "no entity named 'Joshua'" in missing.err

@@ -8,9 +8,15 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from pegasus.errors import PegasusError
 from pegasus.memory import Memory
+
+try:  # typer ships its own click (and its usage errors) in newer releases
+    from typer import TyperException as UsageFailure
+except ImportError:
+    from click import ClickException as UsageFailure
 
 app = typer.Typer(
     name="pegasus",
@@ -34,7 +40,7 @@ class Context:
     @property
     def memory(self) -> Memory:
         if self._memory is None:
-            self._memory = Memory(self.store, user=self.user)
+            self._memory = Memory.open(self.store, user=self.user)
         return self._memory
 
     def close(self) -> None:
@@ -80,27 +86,30 @@ _register()
 
 
 def main() -> None:
-    """Entry point: every failure is one clear line and a non-zero exit."""
+    """Entry point: every failure is one clear line and the exit code its error
+    class names (see :mod:`pegasus.errors`)."""
     debug = "--debug" in sys.argv
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except PegasusError as exc:
         if debug:
             raise
-        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-        sys.exit(1)
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
     except typer.Abort:
         err.print("aborted")
         sys.exit(1)
-    except Exception as exc:  # click's usage errors and the like
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Exit):
-            sys.exit(exc.exit_code)
+    except UsageFailure as exc:  # usage errors, printed as click prints them
+        show = getattr(exc, "show", None)
+        # An empty message: the help asked for by no arguments, already printed.
+        if show is not None and exc.format_message():
+            show()
+        sys.exit(exc.exit_code)
+    except Exception as exc:
         if debug:
             raise
-        err.print(f"[red]error:[/red] {type(exc).__name__}: {exc}", highlight=False)
+        err.print(f"[red]error:[/red] {type(exc).__name__}: {escape(str(exc))}", highlight=False)
         sys.exit(1)
+    # Out of standalone mode typer returns the code of a typer.Exit (130 on Ctrl-C).
+    if isinstance(code, int) and code:
+        sys.exit(code)

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 
 from pegasus.chat import ChatSession
-from pegasus.cli.ingest import summary_lines
+from pegasus.cli.common import summary_lines
 from pegasus.config import data_dir, load_settings
 from pegasus.errors import LLMError, PegasusError
 from pegasus.llm import LLM, LLMConfig

@@ -15,12 +15,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pegasus.cli.ingest import summary_lines
-from pegasus.cli.inspect import stats_table
+from pegasus.cli.common import stats_table, summary_lines
 from pegasus.llm import LLM, LLMConfig
 from pegasus.llm.scripted import ScriptedServer, by_round, recorded_rounds
 from pegasus.memory import Memory
-from pegasus.time.decay import DECAY_RATES, strength_at
+from pegasus.time.decay import DecayRule, edge_state
 
 out = Console()
 
@@ -29,27 +28,24 @@ def sample(name: str) -> Path:
     return Path(str(resources.files("pegasus.data") / name))
 
 
-def _decay_table(memory: Memory, closed_at: datetime) -> Table:
+def _decay_table(memory: Memory, closed_at: datetime, rule: DecayRule) -> Table:
     table = Table(title="strength after the follow-up conversation closed")
     for column in ("claim", "stability", "now", "+30 days", "+180 days"):
         table.add_column(column, justify="left" if column in ("claim", "stability") else "right")
     graph = memory.export()
     names = {node.id: node.name for node in graph.nodes}
     # Two claims of each stability class, fastest fading first.
-    edges = sorted(graph.edges, key=lambda e: (-DECAY_RATES[e.stability], e.id))
+    edges = sorted(graph.edges, key=lambda e: (-rule.rates[e.stability], e.id))
     shown: dict[str, int] = {}
     for edge in edges:
         shown[edge.stability] = shown.get(edge.stability, 0) + 1
         if shown[edge.stability] > 2:
             continue
-        values = [
-            strength_at(edge.strength0, edge.touched_at, edge.stability, closed_at + timedelta(d))
-            for d in (0, 30, 180)
-        ]
+        states = [edge_state(edge, closed_at + timedelta(d), rule) for d in (0, 30, 180)]
         table.add_row(
             f"{names[edge.source]} -[{edge.relation}]-> {names[edge.target]}",
             edge.stability.value,
-            *(f"{v:.1f}" + (" (dormant)" if v < 2 else "") for v in values),
+            *(f"{s.strength:.1f}" + (" (dormant)" if s.dormant else "") for s in states),
         )
     return table
 
@@ -67,7 +63,7 @@ def demo(
     started = datetime.fromisoformat(follow_up["started_at"])
     with tempfile.TemporaryDirectory(prefix="pegasus-demo-") as tmp, ExitStack() as stack:
         url = store or ctx.obj.store or f"sqlite:///{Path(tmp) / 'demo.db'}"
-        memory = stack.enter_context(Memory(url, user=ctx.obj.user))
+        memory = stack.enter_context(Memory.open(url, user=ctx.obj.user))
         llm = None
         if memory.settings.llm_base_url:
             out.print(
@@ -100,8 +96,12 @@ def demo(
             out.print(result.text or "(nothing: no memory is relevant)", highlight=False)
         reinforced = memory.close_conversation(follow_up["id"], started)
         out.rule()
-        out.print(f"Closed the conversation: {reinforced} memories that were used got +15.")
-        out.print(_decay_table(memory, started))
+        rule = memory.rule
+        out.print(
+            f"Closed the conversation: {reinforced} memories that were used "
+            f"got +{rule.reinforce_by:g}."
+        )
+        out.print(_decay_table(memory, started, rule))
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from pegasus.errors import PegasusError
+
 out = Console()
 err = Console(stderr=True)
 
@@ -19,14 +21,22 @@ def import_(
         bool, typer.Option(help="Embed names and relations for recall (loads the model).")
     ] = True,
 ) -> None:
-    """Import a graph file, all or nothing: one bad part and nothing is written."""
+    """Import a graph file, all or nothing: one bad part and nothing is written. Ids the
+    memory already holds are merged (aliases, conversations kept), never replaced."""
     memory = ctx.obj.memory
     with err.status(f"importing {file}" + (" and embedding its names" if index else "")):
-        graph = memory.import_file(file, index=index)
-    out.print(
-        f"imported {len(graph.nodes)} nodes and {len(graph.edges)} edges "
-        f"into {memory.user!r}", highlight=False,
-    )  # fmt: skip
+        report = memory.import_file(file, index=index)
+    merged = (
+        f" ({report.merged_nodes} nodes and {report.merged_edges} edges merged into "
+        "the ones stored)"
+        if report.merged_nodes or report.merged_edges
+        else ""
+    )
+    out.print(f"imported {report.nodes} nodes and {report.edges} edges into {memory.user!r}"
+              + merged, highlight=False)  # fmt: skip
+    if report.self_kept:
+        out.print(f"kept {report.self_kept} as the user's own node (the file names another)",
+                  highlight=False)  # fmt: skip
 
 
 def export(
@@ -40,9 +50,22 @@ def export(
     if file is None:
         typer.echo(text, nl=False)
     else:
-        file.write_text(text, encoding="utf-8")
+        try:
+            file.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise PegasusError(f"cannot write {file}: {exc.strerror or exc}") from exc
+
+
+def reindex(ctx: typer.Context) -> None:
+    """Rebuild the embedding keys from the graph: embed names recall cannot find yet and
+    drop keys of names that are gone (after an import with --no-index, or an
+    interrupted one)."""
+    with err.status("embedding names"):
+        added, removed = ctx.obj.memory.sync_keys()
+    out.print(f"{added} keys added, {removed} removed", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
     app.command("import")(import_)
+    app.command("reindex")(reindex)
     app.command("export")(export)

@@ -3,40 +3,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from pegasus.cli.recall import parse_when
-from pegasus.write.pipeline import IngestReport
+from pegasus.cli.common import parse_when, summary_lines
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
-
-
-def summary_lines(report: IngestReport) -> list[str]:
-    if report.unchanged:
-        return [f"{report.conversation_id}: already ingested ({report.turns} turns), nothing new"]
-    counts = [
-        (len(report.created), "entities created"),
-        (len(report.merged), "merged into known ones"),
-        (len(report.relations_added), "relations added"),
-        (len(report.reinforced), "reinforced"),
-        (len(report.superseded), "superseded"),
-        (len(report.flagged), "merges flagged for review"),
-        (len(report.dropped), "notes"),
-    ]
-    lines = [
-        f"{report.conversation_id}: {report.new_turns} new turns",
-        "  " + ", ".join(f"{count} {label}" for count, label in counts),
-    ]
-    lines += [f"  merged {form!r} into {node}" for form, node in report.merged]
-    lines += [f"  flagged: {line}" for line in report.flagged]
-    lines += [f"  note: {line}" for line in report.dropped]
-    return lines
 
 
 def ingest(
@@ -62,7 +38,7 @@ def ingest(
             progress=lambda text: status.update(f"ingesting: {text}"),
         )
     if as_json:
-        typer.echo(json.dumps(vars(report), ensure_ascii=False, indent=2))
+        typer.echo(report.model_dump_json(indent=2))
     else:
         for line in summary_lines(report):
             out.print(line)

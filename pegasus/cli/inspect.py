@@ -3,40 +3,15 @@ parts of it."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
+from pegasus.cli.common import claim_line, stats_table
 from pegasus.errors import ValidationError
-from pegasus.model import Edge, utcnow
-from pegasus.stores import Stats
-from pegasus.time.decay import DORMANT_BELOW, strength_at
 
 out = Console()
-
-
-def stats_table(stats: Stats) -> Table:
-    table = Table(title="memory", show_header=False, box=None)
-    table.add_column(style="bold")
-    table.add_column(justify="right")
-    for label, value in (
-        ("nodes", stats.nodes),
-        ("edges", stats.edges),
-        ("conversations", stats.conversations),
-        ("dormant edges", stats.dormant),
-        ("superseded edges", stats.superseded),
-        ("expired edges", stats.expired),
-    ):
-        table.add_row(label, str(value))
-    for kind, count in sorted(stats.nodes_by_kind.items()):
-        table.add_row(f"  {kind}", str(count))
-    top = sorted(stats.edges_by_relation.items(), key=lambda item: (-item[1], item[0]))
-    for relation, count in top[:15]:
-        table.add_row(f"  {relation}", str(count))
-    return table
 
 
 def stats(ctx: typer.Context) -> None:
@@ -45,36 +20,15 @@ def stats(ctx: typer.Context) -> None:
     memory = ctx.obj.memory
     out.print(f"store: {memory.settings.store_url()}  user: {memory.user}", highlight=False)
     out.print(stats_table(memory.stats()))
-    now = utcnow()
     for title, strongest in (("strongest memories", True), ("faintest memories", False)):
-        edges = memory.store.ranked_edges(memory.user, strongest)
-        if edges:
-            ends = {e.source for e in edges} | {e.target for e in edges}
-            names = {n.id: n.name for n in memory.store.get_nodes(memory.user, ends)}
+        claims = memory.ranked(strongest)
+        if claims:
             out.print(f"[bold]{title}[/bold]")
-            for edge in edges:
-                out.print("  " + _edge_line(edge, names, now).split("\n")[0], highlight=False)
+            for claim in claims:
+                out.print("  " + claim_line(claim).split("\n")[0], highlight=False)
     flagged = memory.flagged_merges()
     if flagged:
         out.print(f"{len(flagged)} merges flagged for a look: pegasus review", highlight=False)
-
-
-def _edge_line(edge: Edge, names: dict[str, str], now: datetime) -> str:
-    source, target = names.get(edge.source, edge.source), names.get(edge.target, edge.target)
-    strength = strength_at(edge.strength0, edge.touched_at, edge.stability, now)
-    state = []
-    if edge.superseded_by:
-        state.append(f"superseded by {edge.superseded_by}")
-    if edge.dormant or strength < DORMANT_BELOW:
-        state.append("dormant")
-    if edge.expired or (edge.expires_at and edge.expires_at <= now):
-        state.append("expired")
-    return (
-        f"{source} -[{edge.relation}]-> {target}  strength {strength:.1f}, {edge.stability.value}, "
-        f"heard {edge.created_at:%Y-%m-%d}, last {edge.touched_at:%Y-%m-%d}"
-        + (f"  ({'; '.join(state)})" if state else "")
-        + f'\n    "{edge.snippet}"'
-    )
 
 
 def show(
@@ -83,9 +37,8 @@ def show(
 ) -> None:
     """An entity: aliases, properties, and every claim at it with strength, dates and
     snippet, history included."""
-    memory = ctx.obj.memory
-    now = utcnow()
-    for node, edges in memory.describe(name):
+    for description in ctx.obj.memory.describe(name):
+        node = description.node
         out.print(f"[bold]{node.name}[/bold] ({node.kind.value}) {node.id}", highlight=False)
         if node.aliases:
             out.print(f"  also: {', '.join(node.aliases)}", highlight=False)
@@ -94,12 +47,12 @@ def show(
         out.print(f"  confidence {node.confidence:.2f}; conversations: "
                   f"{', '.join(node.conversations) or 'none'}"
                   + ("; provisional" if node.provisional else ""), highlight=False)  # fmt: skip
-        ends = {e.source for e in edges} | {e.target for e in edges}
-        names = {n.id: n.name for n in memory.store.get_nodes(memory.user, ends)}
-        ordered = sorted(edges, key=lambda e: (not e.live, -e.strength, e.id))
-        for edge in ordered:
-            out.print("  " + _edge_line(edge, names, now), highlight=False)
-        if not edges:
+        ordered = sorted(
+            description.claims, key=lambda c: (c.state != "live", -c.strength, c.edge.id)
+        )
+        for claim in ordered:
+            out.print("  " + claim_line(claim), highlight=False)
+        if not ordered:
             out.print("  no claims", highlight=False)
 
 

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
 
+from pegasus.cli.common import parse_when
 from pegasus.errors import ValidationError
 from pegasus.recall.presets import PRESETS
-
-
-def parse_when(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        when = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise ValidationError(f"--now {value!r} is not an ISO date or date-time") from exc
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def recall(
@@ -46,7 +35,7 @@ def recall(
             continue
         result = memory.recall(line, conversation_id, when, PRESETS[preset])
         if as_json:
-            typer.echo(json.dumps(result.as_json(), ensure_ascii=False))
+            typer.echo(result.model_dump_json())
         else:
             typer.echo(result.text)
         sys.stdout.flush()

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from pegasus.cli.recall import parse_when
+from pegasus.cli.common import parse_when
 from pegasus.errors import ValidationError
 
 
@@ -17,7 +17,9 @@ def decay(
     all_users: Annotated[bool, typer.Option(help="Every memory owner in the store.")] = False,
 ) -> None:
     """Recompute every edge's strength; mark dormant and expired edges."""
-    report = ctx.obj.memory.decay(parse_when(now), all_users=all_users)
+    memory = ctx.obj.memory
+    when = parse_when(now)
+    report = memory.core.decay(when) if all_users else memory.decay(when)
     typer.echo(f"decayed {report.edges} edges: {report.dormant} dormant, {report.expired} expired")
 
 
@@ -36,7 +38,7 @@ def scheduler(
         raise ValidationError(str(exc)) from exc
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     memory = ctx.obj.memory
-    run_daily(lambda: memory.decay(all_users=all_users), when, timezone)
+    run_daily(memory.core.decay if all_users else memory.decay, when, timezone)
 
 
 def register(app: typer.Typer) -> None:

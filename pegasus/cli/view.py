@@ -11,30 +11,22 @@ from typing import Annotated, Any
 import typer
 
 from pegasus.interchange import Graph
-from pegasus.model import Edge, utcnow
-from pegasus.time.decay import DORMANT_BELOW, strength_at
+from pegasus.model import utcnow
+from pegasus.time.decay import RULE, DecayRule, edge_state
 
 MAX_EDGES = 2_000  # the strongest claims shown; a browser lays out a few thousand at most
 
 
-def edge_state(edge: Edge, strength: float, now: datetime) -> str:
-    if edge.superseded_by:
-        return "superseded"
-    if edge.expired or (edge.expires_at is not None and edge.expires_at <= now):
-        return "expired"
-    if edge.dormant or strength < DORMANT_BELOW:
-        return "dormant"
-    return "live"
-
-
-def page_data(graph: Graph, now: datetime, limit: int = MAX_EDGES) -> dict[str, Any]:
+def page_data(
+    graph: Graph, now: datetime, limit: int = MAX_EDGES, rule: DecayRule = RULE
+) -> dict[str, Any]:
     edges = []
     for edge in graph.edges:
-        strength = strength_at(edge.strength0, edge.touched_at, edge.stability, now)
+        state = edge_state(edge, now, rule)
         edges.append({
             "source": edge.source, "target": edge.target, "relation": edge.relation,
-            "strength": round(strength, 2), "stability": edge.stability.value,
-            "state": edge_state(edge, strength, now), "snippet": edge.snippet,
+            "strength": round(state.strength, 2), "stability": edge.stability.value,
+            "state": state.label, "snippet": edge.snippet,
             "created_at": f"{edge.created_at:%Y-%m-%d}",
             "touched_at": f"{edge.touched_at:%Y-%m-%d}",
         })  # fmt: skip
@@ -50,10 +42,11 @@ def page_data(graph: Graph, now: datetime, limit: int = MAX_EDGES) -> dict[str, 
     return {"as_of": f"{now:%Y-%m-%d}", "nodes": nodes, "edges": edges}
 
 
-def render(graph: Graph, now: datetime, limit: int = MAX_EDGES) -> str:
+def render(graph: Graph, now: datetime, limit: int = MAX_EDGES, rule: DecayRule = RULE) -> str:
     template = resources.files("pegasus.data").joinpath("view.html").read_text(encoding="utf-8")
     # "</" would end the script element early; "<\/" reads the same to JSON.
-    data = json.dumps(page_data(graph, now, limit), ensure_ascii=False).replace("</", "<\\/")
+    data = json.dumps(page_data(graph, now, limit, rule), ensure_ascii=False)
+    data = data.replace("</", "<\\/")
     return template.replace("__GRAPH_JSON__", data)
 
 
@@ -69,7 +62,7 @@ def view(
     """Write the memory as a self-contained HTML page: nodes coloured by kind, edge width
     by strength, dormant and superseded claims faded, click for details and snippets."""
     memory = ctx.obj.memory
-    page = render(memory.export(), utcnow(), limit)
+    page = render(memory.export(), utcnow(), limit, memory.rule)
     out.write_text(page, encoding="utf-8")
     typer.echo(f"wrote {out}")
 

@@ -20,7 +20,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from pegasus.errors import ConfigError, LLMError
+from pegasus.errors import ConfigError, LLMError, LLMRequestError
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,10 @@ class LLM:
         except openai.APIConnectionError as exc:
             raise LLMError(f"cannot reach the language model at {self.where}: {exc}") from exc
         except openai.APIStatusError as exc:
-            raise LLMError(
+            # A 400 is about the request itself (often: no tool calling), which a
+            # caller may answer by asking differently.
+            error = LLMRequestError if isinstance(exc, openai.BadRequestError) else LLMError
+            raise error(
                 f"{self.where} refused the request: {exc.status_code} {_detail(exc)}"
             ) from exc
         except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON

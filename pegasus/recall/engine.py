@@ -3,11 +3,11 @@ budget -> block. Never writes to the graph; the caller logs ``used_edges``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, Field
 
 from pegasus.embed import Embedder
 from pegasus.model import Edge, Node, utcnow
@@ -18,11 +18,10 @@ from pegasus.recall.presets import DEFAULT, RecallSettings
 from pegasus.recall.seeds import Hit, accept, centred_scores, collect, csls, seed_activation
 from pegasus.recall.text import content_words, phrases, possessive_phrases
 from pegasus.stores import Store
-from pegasus.time.decay import DORMANT_BELOW, strength_at
+from pegasus.time.decay import RULE, DecayRule, edge_state
 
 
-@dataclass
-class Fired:
+class Fired(BaseModel):
     id: str
     name: str
     kind: str
@@ -31,39 +30,26 @@ class Fired:
     hop: int
 
 
-@dataclass
-class RecallResult:
+class RecallResult(BaseModel):
+    """What recall found for one message; ``model_dump_json`` is ``recall --json``."""
+
     message: str
-    seeds: list[dict[str, Any]] = field(default_factory=list)
-    fired: list[Fired] = field(default_factory=list)
-    memory: list[str] = field(default_factory=list)
-    context: list[str] = field(default_factory=list)
+    seeds: list[dict[str, Any]] = Field(default_factory=list)
+    fired: list[Fired] = Field(default_factory=list)
+    memory: list[str] = Field(default_factory=list)
+    context: list[str] = Field(default_factory=list)
     text: str = ""
-    used_edges: list[str] = field(default_factory=list)
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "message": self.message,
-            "seeds": self.seeds,
-            "fired": [vars(f) for f in self.fired],
-            "memory": self.memory,
-            "context": self.context,
-            "text": self.text,
-            "used_edges": self.used_edges,
-        }
+    used_edges: list[str] = Field(default_factory=list)
 
 
-def current(edges: list[Edge], now: datetime) -> list[Edge]:
-    """Edges as they stand at ``now``: superseded, expired and dormant ones left out,
-    strengths decayed to ``now`` (the stored value is as of the last daily pass)."""
+def current(edges: list[Edge], now: datetime, rule: DecayRule = RULE) -> list[Edge]:
+    """The edges live at ``now`` under ``rule``, each with its strength and state as
+    of ``now`` (what was stored is as of the last daily pass)."""
     live: list[Edge] = []
     for edge in edges:
-        if not edge.live or (edge.expires_at is not None and edge.expires_at <= now):
-            continue
-        strength = strength_at(edge.strength0, edge.touched_at, edge.stability, now)
-        if strength < DORMANT_BELOW:
-            continue
-        live.append(edge.model_copy(update={"strength": strength}))
+        state = edge_state(edge, now, rule)
+        if state.live:
+            live.append(edge.model_copy(update=state.stored()))
     return live
 
 
@@ -80,11 +66,13 @@ class Recaller:
         embedder: Embedder,
         settings: RecallSettings = DEFAULT,
         ordinariness: Ordinariness | None = None,
+        rule: DecayRule = RULE,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.settings = settings
         self.ordinariness = ordinariness or Ordinariness(embedder)
+        self.rule = rule
 
     # --- seeding ----------------------------------------------------------------
     def units(self, message: str, owner: str | None = None) -> list[str]:
@@ -150,7 +138,9 @@ class Recaller:
 
         if seeds.relations and not settings.relation_needs_anchor:
             # The baseline: a relation hit seeds both ends of every edge carrying it.
-            for edge in current(self.store.edges_with_relation(user, seeds.relations), now):
+            for edge in current(
+                self.store.edges_with_relation(user, seeds.relations), now, self.rule
+            ):
                 for end in (edge.source, edge.target):
                     seed_nodes[end] = max(seed_nodes.get(end, 0.0), 1.0)
         if not seed_nodes:
@@ -163,7 +153,7 @@ class Recaller:
             user, list(seed_nodes), hops=settings.hops, live_only=True, stop_at=stop_at,
             with_nodes=False,
         )  # fmt: skip
-        edges = current(graph.edges, now)
+        edges = current(graph.edges, now, self.rule)
 
         if seeds.relations and settings.relation_needs_anchor:
             # Two cues: a relation word counts only on an edge at a node the message
@@ -199,8 +189,8 @@ class Recaller:
         )
         block = build_block(fired, nodes, edges, settings, self_id)
         result.fired = [
-            Fired(a.node_id, nodes[a.node_id].name, nodes[a.node_id].kind.value,
-                  round(a.score, 4), a.via, a.hop)
+            Fired(id=a.node_id, name=nodes[a.node_id].name, kind=nodes[a.node_id].kind.value,
+                  score=round(a.score, 4), via=a.via, hop=a.hop)
             for a in fired
         ]  # fmt: skip
         result.memory, result.context, result.text = block.memory, block.context, block.text

@@ -7,8 +7,9 @@ import re
 from collections.abc import Iterable, Sequence
 
 from pegasus.embed import Embedder
+from pegasus.interchange import Graph
 from pegasus.model import EmbeddingKey, Node
-from pegasus.stores import Store
+from pegasus.stores import Changes, Store
 
 PAREN = re.compile(r"^(?P<head>[^()]+?)\s*\((?P<inner>[^()]+)\)\s*$")
 
@@ -51,33 +52,29 @@ def expected_keys(
     return keys
 
 
-def sync_keys(store: Store, user: str, embedder: Embedder) -> tuple[int, int]:
-    """Make the stored keys match the graph: embed what is missing, drop what is
-    stale. Texts already embedded are never embedded again. Returns (added, removed)."""
-    graph = store.export(user)
-    relations = {edge.relation for edge in graph.edges}
-    wanted = expected_keys(graph.nodes, relations)
+def missing_keys(
+    store: Store, user: str, embedder: Embedder, graph: Graph
+) -> tuple[list[EmbeddingKey], list[str]]:
+    """What the stored keys lack for ``graph`` (embedded here) and which stored keys
+    name nothing in it. Texts already embedded are never embedded again."""
+    wanted = expected_keys(graph.nodes, {edge.relation for edge in graph.edges})
     have = {key.id for key in store.list_keys(user)}
     missing = [key_id for key_id in wanted if key_id not in have]
-    stale = [key_id for key_id in have if key_id not in wanted]
-    if stale:
-        store.delete_keys(user, stale)
-    if missing:
-        vectors = embedder.embed_batch([wanted[key_id][0] for key_id in missing])
-        store.upsert_keys(
-            user,
-            [
-                EmbeddingKey(
-                    id=key_id,
-                    text=wanted[key_id][0],
-                    ref=wanted[key_id][1],
-                    kind=wanted[key_id][2],
-                    vector=vector.tolist(),
-                )  # fmt: skip
-                for key_id, vector in zip(missing, vectors, strict=True)
-            ],
-        )
-    return len(missing), len(stale)
+    vectors = embedder.embed_batch([wanted[key_id][0] for key_id in missing]) if missing else []
+    keys = [
+        EmbeddingKey(id=key_id, text=wanted[key_id][0], ref=wanted[key_id][1],
+                     kind=wanted[key_id][2], vector=vector.tolist())
+        for key_id, vector in zip(missing, vectors, strict=True)
+    ]  # fmt: skip
+    return keys, [key_id for key_id in have if key_id not in wanted]
+
+
+def sync_keys(store: Store, user: str, embedder: Embedder) -> tuple[int, int]:
+    """Make the stored keys match the graph: embed what is missing, drop what is
+    stale, in one write. Returns (added, removed)."""
+    added, stale = missing_keys(store, user, embedder, store.export(user))
+    store.apply(user, Changes(keys=added, delete_keys=stale))
+    return len(added), len(stale)
 
 
 def key_changes(

@@ -1,31 +1,37 @@
-"""Stores: where memories live. ``open_store`` picks one from a URL."""
+"""Stores: where memories live. ``open_store`` picks one by the URL's scheme.
+
+A new store is one module with a :class:`Store` subclass (its ``from_url`` builds
+it from the URL and the settings) and one line in ``REGISTRY``; docs/stores.md
+says what it must do.
+"""
 
 from __future__ import annotations
 
+from importlib import import_module
 from urllib.parse import urlparse
 
+from pegasus.config import Settings, load_settings
 from pegasus.errors import ConfigError
-from pegasus.stores.base import DecayReport, Stats, Store
+from pegasus.stores.base import Changes, DecayReport, Stats, Store
 
-NEO4J_SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
+__all__ = ["Changes", "DecayReport", "REGISTRY", "Stats", "Store", "open_store"]
 
-__all__ = ["DecayReport", "Stats", "Store", "open_store"]
+NEO4J = "pegasus.stores.neo4j:Neo4jStore"
+# URL scheme -> "module:class", imported only when a URL names it.
+REGISTRY: dict[str, str] = {
+    "sqlite": "pegasus.stores.sqlite:SQLiteStore",
+    **dict.fromkeys(("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"), NEO4J),
+}
 
 
-def open_store(url: str, neo4j_auth: tuple[str, str] | None = None) -> Store:
-    """``sqlite:///path.db`` (or ``sqlite://:memory:``) for the embedded store,
+def open_store(url: str, settings: Settings | None = None) -> Store:
+    """``sqlite:///path.db`` (or ``sqlite://`` in memory) for the embedded store,
     ``bolt://`` or ``neo4j://`` URLs for Neo4j."""
-    scheme = urlparse(url).scheme
-    if scheme == "sqlite":
-        from pegasus.stores.sqlite import SQLiteStore
-
-        # As in SQLAlchemy: sqlite:///relative.db, sqlite:////absolute.db, sqlite:// in memory.
-        path = url.removeprefix("sqlite://").removeprefix("/")
-        return SQLiteStore(path or ":memory:")
-    if scheme in NEO4J_SCHEMES:
-        from pegasus.stores.neo4j import Neo4jStore
-
-        return Neo4jStore(url, auth=neo4j_auth)
-    raise ConfigError(
-        f"unknown store URL {url!r}: use sqlite:///path.db or bolt://host:7687 (neo4j://...)"
-    )
+    target = REGISTRY.get(urlparse(url).scheme)
+    if target is None:
+        raise ConfigError(
+            f"unknown store URL {url!r}: use sqlite:///path.db or bolt://host:7687 (neo4j://...)"
+        )
+    module, name = target.split(":")
+    store_class: type[Store] = getattr(import_module(module), name)
+    return store_class.from_url(url, settings or load_settings())

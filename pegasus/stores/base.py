@@ -1,45 +1,124 @@
-"""The store interface: what the write path, recall, decay and export need, and
-nothing more. Stores hold and fetch; merging, activation and scoring live above.
+"""The store interface: a small core every store implements, and everything else
+built once on top of it.
 
-Every method takes the memory owner (``user``) first and sees nothing of any
-other owner's data. Writes of a batch are all-or-nothing.
+A store holds and fetches; merging, activation, scoring and the decay arithmetic
+live above it. Every method takes the memory owner (``user``) first and sees
+nothing of any other owner's data.
+
+The core is one transactional write, :meth:`Store.apply`, which takes every change
+of one logical operation (an ingest commit, a close, a forget, an import) and
+commits all of it or none; a handful of reads; and the decay pass. The other
+methods here are compositions of the core. A store overrides one only where it
+is measurably faster, and ``tests/stores/test_contract.py`` checks that the
+override answers as the composition does.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import numpy as np
+from pydantic import BaseModel, Field
+
+from pegasus.config import Settings
+from pegasus.errors import ValidationError
 from pegasus.interchange import Graph
-from pegasus.model import Conversation, Edge, EmbeddingKey, Node
+from pegasus.model import Conversation, Edge, EmbeddingKey, Node, check_relation
+from pegasus.time.decay import DecayRule
+
+MAX_HOPS = 2
 
 
 @dataclass
-class Stats:
+class Changes:
+    """Every write of one logical operation, for :meth:`Store.apply`.
+
+    Applied in this order, in one transaction: deletes (keys, edges, nodes with
+    their edges and keys, conversation records), then upserts (nodes, edges,
+    conversation records, keys, the self node), then the conversation merges.
+
+    A conversation upsert replaces every field of the record except
+    ``used_edges``, which it adds to: only ``used_done`` removes a used edge, so
+    recall's notes are never lost to a concurrent writer of the same record.
+    """
+
+    nodes: Sequence[Node] = ()
+    edges: Sequence[Edge] = ()
+    conversations: Sequence[Conversation] = ()
+    keys: Sequence[EmbeddingKey] = ()
+    self_id: str | None = None
+    delete_nodes: Sequence[str] = ()
+    delete_edges: Sequence[str] = ()
+    delete_conversations: Sequence[str] = ()
+    delete_keys: Sequence[str] = ()
+    # conversation id -> lines appended to its extraction journal
+    journal: dict[str, list[str]] = field(default_factory=dict)
+    # conversation id -> edge ids recall injected (added; the record is created if new)
+    used: dict[str, list[str]] = field(default_factory=dict)
+    # conversation id -> edge ids a close reinforced (removed from used_edges)
+    used_done: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of_graph(cls, graph: Graph, keys: Sequence[EmbeddingKey] = ()) -> Changes:
+        """Upserts of a whole graph (and, say, its names' keys): an import."""
+        return cls(nodes=graph.nodes, edges=graph.edges, conversations=graph.conversations,
+                   keys=keys, self_id=graph.self_id)  # fmt: skip
+
+    def __bool__(self) -> bool:
+        return any(
+            (self.nodes, self.edges, self.conversations, self.keys, self.self_id,
+             self.delete_nodes, self.delete_edges, self.delete_conversations,
+             self.delete_keys, self.journal, self.used, self.used_done)
+        )  # fmt: skip
+
+
+class Stats(BaseModel):
     nodes: int = 0
     edges: int = 0
     conversations: int = 0
     keys: int = 0
-    nodes_by_kind: dict[str, int] = field(default_factory=dict)
-    edges_by_relation: dict[str, int] = field(default_factory=dict)
+    nodes_by_kind: dict[str, int] = Field(default_factory=dict)
+    edges_by_relation: dict[str, int] = Field(default_factory=dict)
     dormant: int = 0
     superseded: int = 0
     expired: int = 0
 
 
-@dataclass
-class DecayReport:
+class DecayReport(BaseModel):
     edges: int = 0  # edges whose stored strength or state was recomputed
     dormant: int = 0  # edges dormant after the pass
     expired: int = 0  # edges expired after the pass
 
 
+def check_hops(hops: int) -> int:
+    if not 1 <= hops <= MAX_HOPS:
+        raise ValidationError(f"hops must be 1 or {MAX_HOPS}, not {hops!r}")
+    return hops
+
+
+def check_changes(changes: Changes) -> None:
+    """What every store refuses before it writes anything: keys of invalid
+    relation labels, and journal or used-edge entries without a conversation id."""
+    for key in changes.keys:
+        if key.kind == "relation":
+            check_relation(key.ref)
+    for mapping in (changes.journal, changes.used, changes.used_done):
+        if any(not conversation for conversation in mapping):
+            raise ValidationError("a conversation id must not be empty")
+
+
 class Store(ABC):
     """A memory store. Use as a context manager or call :meth:`close`."""
 
-    # --- lifecycle -------------------------------------------------------
+    # --- lifecycle -------------------------------------------------------------
+    @classmethod
+    @abstractmethod
+    def from_url(cls, url: str, settings: Settings) -> Store:
+        """The store a URL of its scheme names, with what it needs from the settings."""
+
     @abstractmethod
     def close(self) -> None: ...
 
@@ -49,37 +128,13 @@ class Store(ABC):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # --- writes -------------------------------------------------------------
+    # --- the core: one write -------------------------------------------------------
     @abstractmethod
-    def upsert_nodes(self, user: str, nodes: Sequence[Node]) -> None:
-        """Insert or fully replace nodes by id."""
+    def apply(self, user: str, changes: Changes) -> None:
+        """Commit every change of one operation, or none of them (see :class:`Changes`).
+        An edge whose ends are not nodes after the deletes and upserts is refused."""
 
-    @abstractmethod
-    def upsert_edges(self, user: str, edges: Sequence[Edge]) -> None:
-        """Insert or fully replace edges by id; both ends must already exist."""
-
-    @abstractmethod
-    def upsert_conversation(self, user: str, conversation: Conversation) -> None: ...
-
-    @abstractmethod
-    def set_self(self, user: str, node_id: str) -> None:
-        """Mark the node that stands for the memory owner."""
-
-    @abstractmethod
-    def import_graph(self, user: str, graph: Graph) -> None:
-        """Write a whole checked graph in one transaction (upserting by id)."""
-
-    @abstractmethod
-    def delete_nodes(self, user: str, ids: Iterable[str]) -> None:
-        """Delete nodes with their edges and embedding keys."""
-
-    @abstractmethod
-    def delete_edges(self, user: str, ids: Iterable[str]) -> None: ...
-
-    @abstractmethod
-    def delete_conversation(self, user: str, conversation_id: str) -> None: ...
-
-    # --- reads -------------------------------------------------------------
+    # --- the core: reads -----------------------------------------------------------
     @abstractmethod
     def get_nodes(self, user: str, ids: Iterable[str]) -> list[Node]:
         """The nodes that exist among ``ids``, in no particular order."""
@@ -91,34 +146,11 @@ class Store(ABC):
     def get_conversation(self, user: str, conversation_id: str) -> Conversation | None: ...
 
     @abstractmethod
-    def list_conversations(self, user: str) -> list[Conversation]:
-        """Every conversation record of the owner, by id."""
-
-    @abstractmethod
     def get_self(self, user: str) -> str | None: ...
 
     @abstractmethod
     def find_nodes_named(self, user: str, names: Iterable[str]) -> list[Node]:
-        """Nodes whose name or an alias equals any of ``names`` ignoring case."""
-
-    def find_nodes(self, user: str, name: str, kind: str | None = None) -> list[Node]:
-        """Nodes whose name or an alias equals ``name`` ignoring case."""
-        found = self.find_nodes_named(user, [name])
-        return [node for node in found if kind is None or node.kind == kind]
-
-    @abstractmethod
-    def edges_touching(self, user: str, node_ids: Iterable[str]) -> list[Edge]:
-        """Every edge (live or not) with an end among ``node_ids``."""
-
-    @abstractmethod
-    def edges_meeting(self, user: str, claims: Iterable[tuple[str, str, str]]) -> list[Edge]:
-        """What each new claim (source, relation, target) meets: the stored edge that
-        is the same claim (live or not), and the live one_to_one edges of the same
-        source and relation. What reinforcement and supersession look at."""
-
-    @abstractmethod
-    def edges_with_relation(self, user: str, relations: Iterable[str]) -> list[Edge]:
-        """Every live edge whose relation is one of ``relations``."""
+        """Nodes whose name or an alias equals any of ``names`` ignoring case, by id."""
 
     @abstractmethod
     def subgraph(
@@ -130,31 +162,18 @@ class Store(ABC):
         stop_at: Iterable[str] = (),
         with_nodes: bool = True,
     ) -> Graph:
-        """The neighbourhood of the seeds up to ``hops`` edges away, either direction,
-        in one pull: the nodes reached and the edges crossed (only the edges without
-        ``with_nodes``). Nodes in ``stop_at`` are reached but not expanded further (the
-        user's own node touches everything)."""
+        """The neighbourhood of the seeds up to ``hops`` (1 or 2) edges away, either
+        direction, in one pull: the nodes reached and the edges crossed (only the edges
+        without ``with_nodes``). Nodes in ``stop_at`` are reached but not expanded
+        further (the user's own node touches everything)."""
 
     @abstractmethod
     def export(self, user: str) -> Graph:
-        """Everything the owner has: nodes, edges, conversations and the self node."""
+        """Everything the owner has: nodes, edges, conversations (by id) and the self node."""
 
     @abstractmethod
-    def stats(self, user: str) -> Stats: ...
-
-    @abstractmethod
-    def ranked_edges(self, user: str, strongest: bool, limit: int = 5) -> list[Edge]:
-        """The live edges of highest (or lowest) stored strength, as of the last pass."""
-
-    # --- embedding keys ----------------------------------------------------
-    @abstractmethod
-    def upsert_keys(self, user: str, keys: Sequence[EmbeddingKey]) -> None: ...
-
-    @abstractmethod
-    def delete_keys(self, user: str, ids: Iterable[str]) -> None: ...
-
-    @abstractmethod
-    def list_keys(self, user: str, with_vectors: bool = False) -> list[EmbeddingKey]: ...
+    def list_keys(self, user: str, with_vectors: bool = False) -> list[EmbeddingKey]:
+        """The owner's embedding keys, by id."""
 
     @abstractmethod
     def search_keys_many(
@@ -163,37 +182,87 @@ class Store(ABC):
         """For each query vector, the ``limit`` keys nearest by cosine similarity, best
         first, each with its (unit-length) vector. One round trip for all queries."""
 
+    # --- the core: time ------------------------------------------------------------
+    @abstractmethod
+    def decay(
+        self, now: datetime, rule: DecayRule, user: str | None = None, batch_size: int = 10_000
+    ) -> DecayReport:
+        """Store every edge's strength and state as of ``now`` under ``rule`` (the same
+        :func:`pegasus.time.decay.edge_state`, run inside the store). All owners
+        when ``user`` is None. Bounded transactions; rerunning it changes nothing."""
+
+    # --- built on the core ---------------------------------------------------------
+    def find_nodes(self, user: str, name: str, kind: str | None = None) -> list[Node]:
+        """Nodes whose name or an alias equals ``name`` ignoring case."""
+        found = self.find_nodes_named(user, [name])
+        return [node for node in found if kind is None or node.kind == kind]
+
+    def list_conversations(self, user: str) -> list[Conversation]:
+        """Every conversation record of the owner, by id."""
+        return self.export(user).conversations
+
+    def edges_touching(self, user: str, node_ids: Iterable[str]) -> list[Edge]:
+        """Every edge (live or not) with an end among ``node_ids``."""
+        return self.subgraph(user, node_ids, hops=1, live_only=False, with_nodes=False).edges
+
+    def edges_meeting(self, user: str, claims: Iterable[tuple[str, str, str]]) -> list[Edge]:
+        """What each new claim (source, relation, target) meets: the stored edge that
+        is the same claim (live or not), and the not superseded one_to_one edges of the
+        same source and relation. What reinforcement and supersession look at."""
+        claims = list(dict.fromkeys((s, check_relation(r), t) for s, r, t in claims))
+        around = self.edges_touching(user, {source for source, _, _ in claims})
+        found = {
+            edge.id: edge
+            for source, relation, target in claims
+            for edge in around
+            if edge.source == source
+            and edge.relation == relation
+            and (
+                edge.target == target
+                or (edge.cardinality.value == "one_to_one" and edge.superseded_by is None)
+            )
+        }
+        return list(found.values())
+
+    def edges_with_relation(self, user: str, relations: Iterable[str]) -> list[Edge]:
+        """Every live edge whose relation is one of ``relations``."""
+        wanted = {check_relation(label) for label in relations}
+        return [e for e in self.export(user).edges if e.relation in wanted and e.live]
+
+    def ranked_edges(self, user: str, strongest: bool, limit: int = 5) -> list[Edge]:
+        """The live edges of highest (or lowest) stored strength, as of the last pass."""
+        live = [edge for edge in self.export(user).edges if edge.live]
+        live.sort(key=lambda e: ((-e.strength if strongest else e.strength), e.id))
+        return live[:limit]
+
+    def stats(self, user: str) -> Stats:
+        graph = self.export(user)
+        stats = Stats(
+            nodes=len(graph.nodes),
+            edges=len(graph.edges),
+            conversations=len(graph.conversations),
+            keys=len(self.list_keys(user)),
+            dormant=sum(e.dormant for e in graph.edges),
+            superseded=sum(e.superseded_by is not None for e in graph.edges),
+            expired=sum(e.expired for e in graph.edges),
+        )
+        for node in graph.nodes:
+            stats.nodes_by_kind[node.kind.value] = stats.nodes_by_kind.get(node.kind.value, 0) + 1
+        for edge in graph.edges:
+            count = stats.edges_by_relation.get(edge.relation, 0)
+            stats.edges_by_relation[edge.relation] = count + 1
+        return stats
+
+    def key_mean(self, user: str) -> list[float] | None:
+        """The mean of the owner's unit-length key vectors (None without keys)."""
+        keys = self.list_keys(user, with_vectors=True)
+        if not keys:
+            return None
+        matrix = np.asarray([key.vector for key in keys], np.float32)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        return (matrix / np.where(norms == 0, 1, norms)).mean(axis=0).tolist()
+
     def search_keys(
         self, user: str, vector: Sequence[float], limit: int = 10
     ) -> list[tuple[EmbeddingKey, float]]:
         return self.search_keys_many(user, [vector], limit)[0]
-
-    @abstractmethod
-    def key_mean(self, user: str) -> list[float] | None:
-        """The mean of the owner's key vectors, kept up to date as keys change
-        (None without keys)."""
-
-    # --- time ---------------------------------------------------------------
-    @abstractmethod
-    def decay(
-        self,
-        now: datetime,
-        rates: Mapping[str, float],
-        dormant_below: float,
-        user: str | None = None,
-        batch_size: int = 10_000,
-    ) -> DecayReport:
-        """Recompute every edge's strength from ``strength0`` and ``touched_at`` as of
-        ``now``; set dormant and expired flags. All owners when ``user`` is None."""
-
-    @abstractmethod
-    def reinforce(
-        self,
-        user: str,
-        edge_ids: Iterable[str],
-        now: datetime,
-        rates: Mapping[str, float],
-        amount: float,
-    ) -> int:
-        """Add ``amount`` (capped at 100) to each edge's strength as of ``now``, make
-        that the new ``strength0``, touch it and clear dormancy. Returns the count."""

@@ -22,10 +22,12 @@ import numpy as np
 from neo4j.exceptions import Neo4jError, ServiceUnavailable
 from neo4j.time import DateTime
 
+from pegasus.config import Settings
 from pegasus.errors import StoreError, ValidationError
 from pegasus.interchange import Graph
 from pegasus.model import Conversation, Edge, EmbeddingKey, Node, check_relation
-from pegasus.stores.base import DecayReport, Stats, Store
+from pegasus.stores.base import Changes, DecayReport, Stats, Store, check_changes, check_hops
+from pegasus.time.decay import DecayRule
 
 PROPERTY_PREFIX = "prop."
 WRITE_BATCH = 5_000  # rows per UNWIND
@@ -165,6 +167,13 @@ class Neo4jStore(Store):
             ) from exc
         self._run_schema()
 
+    @classmethod
+    def from_url(cls, url: str, settings: Settings) -> Neo4jStore:
+        auth = None
+        if settings.neo4j_user and settings.neo4j_password:
+            auth = (settings.neo4j_user, settings.neo4j_password)
+        return cls(url, auth=auth)
+
     # --- plumbing -------------------------------------------------------------
     def _run_schema(self) -> None:
         for statement in _statements("schema"):
@@ -199,7 +208,46 @@ class Neo4jStore(Store):
     def close(self) -> None:
         self._driver.close()
 
-    # --- writes (inside a transaction) ----------------------------------------
+    # --- the one write ------------------------------------------------------------
+    def apply(self, user: str, changes: Changes) -> None:
+        check_changes(changes)
+        if changes:
+            self._write(lambda tx: self._apply(tx, user, changes))
+
+    def _apply(self, tx: neo4j.ManagedTransaction, user: str, changes: Changes) -> None:
+        if changes.delete_keys or changes.delete_nodes:
+            removed = self._tx_key_vectors(tx, user, changes.delete_keys, changes.delete_nodes)
+            self._shift_key_stats(tx, user, removed=removed)
+            tx.run(cypher("key_delete"), user=user, ids=list(changes.delete_keys)).consume()
+        if changes.delete_edges:
+            refs = list(self._locate_edges(tx, user, changes.delete_edges).values())
+            tx.run(cypher("edge_delete"), user=user, refs=refs).consume()
+        if changes.delete_nodes:
+            tx.run(cypher("node_delete"), user=user, ids=list(changes.delete_nodes)).consume()
+        if changes.delete_conversations:
+            ids = list(changes.delete_conversations)
+            tx.run(cypher("conversation_delete"), user=user, ids=ids).consume()
+        self._tx_nodes(tx, user, changes.nodes)
+        if changes.edges:
+            self._tx_edges(tx, user, changes.edges)
+        self._tx_conversations(tx, user, changes.conversations)
+        if changes.keys:
+            self._tx_keys(tx, user, changes.keys)
+        if changes.self_id is not None:
+            tx.run(cypher("self_set"), user=user, node_id=changes.self_id).consume()
+        self._merge_conversations(tx, user, changes)
+
+    @staticmethod
+    def _merge_conversations(tx: neo4j.ManagedTransaction, user: str, changes: Changes) -> None:
+        for statement, mapping, field in (
+            ("journal_append", changes.journal, "lines"),
+            ("used_add", changes.used, "ids"),
+            ("used_remove", changes.used_done, "ids"),
+        ):
+            rows = [{"id": key, field: list(values)} for key, values in mapping.items()]
+            if rows:
+                tx.run(cypher(statement), user=user, rows=rows).consume()
+
     @staticmethod
     def _tx_nodes(tx: neo4j.ManagedTransaction, user: str, nodes: Sequence[Node]) -> None:
         rows = [
@@ -240,69 +288,45 @@ class Neo4jStore(Store):
         tx: neo4j.ManagedTransaction, user: str, conversations: Sequence[Conversation]
     ) -> None:
         rows = [
-            {"id": c.id, "props": {"user": user, **_conversation_props(c)}} for c in conversations
+            {"id": c.id, "props": {"user": user, **_conversation_props(c)}, "used": c.used_edges}
+            for c in conversations
         ]
         for batch in _batches(rows):
             tx.run(cypher("conversation_upsert"), user=user, rows=batch).consume()
 
-    def upsert_nodes(self, user: str, nodes: Sequence[Node]) -> None:
-        self._write(lambda tx: self._tx_nodes(tx, user, nodes))
-
-    def upsert_edges(self, user: str, edges: Sequence[Edge]) -> None:
-        if edges:
-            self._write(lambda tx: self._tx_edges(tx, user, edges))
-
-    def upsert_conversation(self, user: str, conversation: Conversation) -> None:
-        self._write(lambda tx: self._tx_conversations(tx, user, [conversation]))
-
-    def set_self(self, user: str, node_id: str) -> None:
-        self._read("self_set", user=user, node_id=node_id)
-
-    def import_graph(self, user: str, graph: Graph) -> None:
-        def work(tx: neo4j.ManagedTransaction) -> None:
-            self._tx_nodes(tx, user, graph.nodes)
-            if graph.edges:
-                self._tx_edges(tx, user, graph.edges)
-            self._tx_conversations(tx, user, graph.conversations)
-            if graph.self_id is not None:
-                tx.run(cypher("self_set"), user=user, node_id=graph.self_id).consume()
-
-        self._write(work)
-
-    def delete_nodes(self, user: str, ids: Iterable[str]) -> None:
-        ids = list(ids)
-
-        def work(tx: neo4j.ManagedTransaction) -> None:
-            self._shift_key_stats(tx, user, removed=self._tx_key_vectors(tx, user, refs=ids))
-            tx.run(cypher("node_delete"), user=user, ids=ids).consume()
-
-        self._write(work)
-
-    def delete_edges(self, user: str, ids: Iterable[str]) -> None:
-        self._read("edge_delete", user=user, refs=list(self._locate_edges(user, ids).values()))
-
-    def delete_conversation(self, user: str, conversation_id: str) -> None:
-        self._read("conversation_delete", user=user, id=conversation_id)
+    def _tx_keys(
+        self, tx: neo4j.ManagedTransaction, user: str, keys: Sequence[EmbeddingKey]
+    ) -> None:
+        removed = self._tx_key_vectors(tx, user, ids=[k.id for k in keys])
+        rows = [k.model_dump() for k in keys]
+        for batch in _batches(rows):
+            tx.run(cypher("key_upsert"), user=user, rows=batch).consume()
+        self._shift_key_stats(tx, user, removed=removed, added=[k.vector for k in keys])
 
     # --- reads ------------------------------------------------------------------
     def get_nodes(self, user: str, ids: Iterable[str]) -> list[Node]:
         return [_node_from(r["props"]) for r in self._read("nodes_get", user=user, ids=list(ids))]
 
     def get_edges(self, user: str, ids: Iterable[str]) -> list[Edge]:
-        refs = list(self._locate_edges(user, ids).values())
+        refs = list(self._locate_edges(None, user, ids).values())
         return [_edge_from(r) for r in self._read("edges_get", user=user, refs=refs)]
 
-    def _locate_edges(self, user: str, ids: Iterable[str]) -> dict[str, str]:
-        """Edge id -> element id. Relationship properties have no index across
-        types, so edges are found between the ends their ids name, and only ids
-        that name no ends walk the owner's relationships."""
+    def _locate_edges(
+        self, tx: neo4j.ManagedTransaction | None, user: str, ids: Iterable[str]
+    ) -> dict[str, str]:
+        """Edge id -> element id, inside ``tx`` when given. Relationship properties
+        have no index across types, so edges are found between the ends their ids
+        name, and only ids that name no ends walk the owner's relationships."""
+
+        def run(name: str, **params: Any) -> list[Any]:
+            return list(tx.run(cypher(name), **params)) if tx else self._read(name, **params)
+
         ids = list(dict.fromkeys(ids))
         ends = [end for edge in ids for end in _possible_ends(edge)]
-        found = {r["id"]: r["ref"] for r in self._read("edges_between", user=user, ends=ends)}
+        found = {r["id"]: r["ref"] for r in run("edges_between", user=user, ends=ends)}
         rest = [edge for edge in ids if edge not in found]
         if rest:
-            located = self._read("edges_locate", user=user, ids=rest)
-            found.update({r["id"]: r["ref"] for r in located})
+            found.update({r["id"]: r["ref"] for r in run("edges_locate", user=user, ids=rest)})
         return found
 
     def list_conversations(self, user: str) -> list[Conversation]:
@@ -336,9 +360,6 @@ class Neo4jStore(Store):
         records = self._read("edges_meeting", user=user, claims=rows)
         return list({e.id: e for e in map(_edge_from, records)}.values())
 
-    def edges_touching(self, user: str, node_ids: Iterable[str]) -> list[Edge]:
-        return [_edge_from(r) for r in self._read("edges_touching", user=user, ids=list(node_ids))]
-
     def edges_with_relation(self, user: str, relations: Iterable[str]) -> list[Edge]:
         labels = [check_relation(label) for label in relations]
         return [_edge_from(r) for r in self._read("edges_with_relation", user=user, labels=labels)]
@@ -352,8 +373,7 @@ class Neo4jStore(Store):
         stop_at: Iterable[str] = (),
         with_nodes: bool = True,
     ) -> Graph:
-        if hops not in (1, 2):
-            raise ValueError("hops must be 1 or 2")
+        check_hops(hops)
         records = self._read(
             "subgraph",
             user=user,
@@ -403,6 +423,8 @@ class Neo4jStore(Store):
     def _tx_key_vectors(
         tx: neo4j.ManagedTransaction, user: str, ids: Sequence[str] = (), refs: Sequence[str] = ()
     ) -> list[list[float]]:
+        """Stored vectors of keys about to be replaced or deleted (by key id, or by
+        the node they name), so the owner's key sum can be kept exact."""
         records = tx.run(cypher("key_vectors"), user=user, ids=list(ids), refs=list(refs))
         return [r["vector"] for r in records if r["vector"] is not None]
 
@@ -430,29 +452,6 @@ class Neo4jStore(Store):
             total += np.asarray(added, dtype=float).sum(axis=0)
         count = max(0, count - len(removed) + len(added))
         tx.run(cypher("key_stats_set"), user=user, sum=total.tolist(), count=count).consume()
-
-    def upsert_keys(self, user: str, keys: Sequence[EmbeddingKey]) -> None:
-        for key in keys:
-            if key.kind == "relation":
-                check_relation(key.ref)
-        rows = [k.model_dump() for k in keys]
-
-        def work(tx: neo4j.ManagedTransaction) -> None:
-            removed = self._tx_key_vectors(tx, user, ids=[k.id for k in keys])
-            for batch in _batches(rows):
-                tx.run(cypher("key_upsert"), user=user, rows=batch).consume()
-            self._shift_key_stats(tx, user, removed=removed, added=[k.vector for k in keys])
-
-        self._write(work)
-
-    def delete_keys(self, user: str, ids: Iterable[str]) -> None:
-        ids = list(ids)
-
-        def work(tx: neo4j.ManagedTransaction) -> None:
-            self._shift_key_stats(tx, user, removed=self._tx_key_vectors(tx, user, ids=ids))
-            tx.run(cypher("key_delete"), user=user, ids=ids).consume()
-
-        self._write(work)
 
     def key_mean(self, user: str) -> list[float] | None:
         record = self._read("key_stats_get", user=user)[0]
@@ -510,36 +509,14 @@ class Neo4jStore(Store):
 
     # --- time ---------------------------------------------------------------------
     def decay(
-        self,
-        now: datetime,
-        rates: Mapping[str, float],
-        dormant_below: float,
-        user: str | None = None,
-        batch_size: int = 10_000,
+        self, now: datetime, rule: DecayRule, user: str | None = None, batch_size: int = 10_000
     ) -> DecayReport:
         owners = [user] if user is not None else [r["user"] for r in self._read("owners")]
         report = DecayReport()
         for owner in owners:
-            self._read("decay", user=owner, now=now, rates=dict(rates),
-                       dormant_below=dormant_below, batch_size=batch_size)  # fmt: skip
+            self._read("decay", user=owner, now=now, batch_size=batch_size, **rule.params())
             counts = self._read("decay_counts", user=owner)[0]
             report.edges += counts["edges"]
             report.dormant += counts["dormant"] or 0
             report.expired += counts["expired"] or 0
         return report
-
-    def reinforce(
-        self,
-        user: str,
-        edge_ids: Iterable[str],
-        now: datetime,
-        rates: Mapping[str, float],
-        amount: float,
-    ) -> int:
-        refs = list(self._locate_edges(user, edge_ids).values())
-        if not refs:
-            return 0
-        records = self._read(
-            "reinforce", user=user, refs=refs, now=now, rates=dict(rates), amount=amount
-        )
-        return int(records[0]["reinforced"])

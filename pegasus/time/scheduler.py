@@ -15,6 +15,7 @@ from datetime import time as clock_time
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 
+from pegasus.errors import ValidationError
 from pegasus.stores.base import DecayReport
 
 log = logging.getLogger("pegasus.scheduler")
@@ -22,16 +23,19 @@ STOP_POLL_SECONDS = 0.2
 
 
 def parse_clock(value: str) -> clock_time:
-    """'03:30' -> 03:30; raises ValueError with the expected form."""
+    """'03:30' -> 03:30; raises ValidationError with the expected form."""
     try:
         return clock_time.fromisoformat(value)
     except ValueError as exc:
-        raise ValueError(f"time of day {value!r} must look like 03:30") from exc
+        raise ValidationError(f"time of day {value!r} must look like 03:30") from exc
 
 
 def run_daily(run_pass: Callable[[], DecayReport], at: clock_time, timezone: str = "UTC") -> None:
     """Run ``run_pass`` now (catch-up), then every day at ``at`` until SIGTERM/SIGINT."""
-    scheduler = BackgroundScheduler(timezone=timezone)
+    try:
+        scheduler = BackgroundScheduler(timezone=timezone)
+    except (LookupError, ValueError) as exc:  # zoneinfo's: not a time zone it knows
+        raise ValidationError(f"unknown time zone {timezone!r}") from exc
     received: list[int] = []
 
     def job() -> None:

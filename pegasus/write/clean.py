@@ -27,6 +27,7 @@ PLACEHOLDERS = frozenset(
 )
 PROVISIONAL_CONFIDENCE = 0.3
 CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+LABEL_JUNK = re.compile(r"[^A-Za-z0-9 _\-.]")
 
 
 def is_placeholder(name: str) -> bool:
@@ -79,7 +80,11 @@ class Batch:
 
 
 def relation_label(raw: str) -> str | None:
-    """'works at', 'worksAt', 'Works-At' -> 'WORKS_AT'; None when no repair makes it valid."""
+    """'works at', 'worksAt', 'Works-At' -> 'WORKS_AT'; None when no repair makes it valid.
+    Only spacing and case are repaired: a label with other characters (brackets,
+    quotes, slashes) is not a relation someone said, and is dropped whole."""
+    if LABEL_JUNK.search(raw.strip()):
+        return None
     words = re.split(r"[^A-Za-z0-9]+", CAMEL.sub("_", raw.strip()))
     label = "_".join(w.upper() for w in words if w)
     return label if RELATION_PATTERN.fullmatch(label) else None

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from pegasus.model import MAX_STRENGTH, Cardinality, Edge, Node, edge_id
-from pegasus.time.decay import REINFORCE_BY, reinforced, strength_at
+from pegasus.time.decay import RULE, DecayRule, reinforced_edge
 from pegasus.write.clean import Entity, Relation
 
 
@@ -57,7 +57,7 @@ def new_node(node_id: str, entity: Entity, conversation_id: str, at: datetime) -
 
 
 def _heard_again(edge: Edge, relation: Relation, conversation_id: str, at: datetime,
-                 first_in_batch: bool) -> Edge:  # fmt: skip
+                 first_in_batch: bool, rule: DecayRule) -> Edge:  # fmt: skip
     """A stored claim heard again: reinforced once per batch, revived if it had
     faded, superseded or expired, its snippet replaced only by a surer telling."""
     changes: dict = {
@@ -68,12 +68,9 @@ def _heard_again(edge: Edge, relation: Relation, conversation_id: str, at: datet
         "expired": False,
     }
     if first_in_batch:
-        as_of = max(at, edge.touched_at)
-        changes["strength0"] = changes["strength"] = reinforced(
-            strength_at(edge.strength0, edge.touched_at, edge.stability, as_of),
-            REINFORCE_BY,
-        )
-        changes["touched_at"] = as_of
+        raised = reinforced_edge(edge, max(at, edge.touched_at), rule)
+        changes |= {"strength0": raised.strength0, "strength": raised.strength0,
+                    "touched_at": raised.touched_at}  # fmt: skip
     if relation.expires_at is not None or (edge.expires_at and edge.expires_at <= at):
         changes["expires_at"] = relation.expires_at
     if relation.confidence > edge.confidence:
@@ -90,6 +87,7 @@ def plan_commit(
     stored_edges: Iterable[Edge],
     conversation_id: str,
     at: datetime,
+    rule: DecayRule = RULE,
 ) -> Plan:
     """``entities`` pairs each batch entity with the node id it resolved to (a stored
     node for a merge, a fresh id otherwise); ``resolve`` maps a relation end's name
@@ -119,7 +117,8 @@ def plan_commit(
             continue
         eid = edge_id(source, relation.relation, target)
         if eid in edges:
-            edge = _heard_again(edges[eid], relation, conversation_id, at, eid not in touched)
+            first = eid not in touched
+            edge = _heard_again(edges[eid], relation, conversation_id, at, first, rule)
             if eid not in touched and eid not in plan.created_edges:
                 plan.reinforced.append(eid)
         else:

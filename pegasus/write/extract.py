@@ -20,15 +20,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import openai
 import pydantic
 
-from pegasus.errors import LLMError
+from pegasus.errors import LLMError, LLMRequestError
 from pegasus.llm import LLM, Reply, ToolCall
 from pegasus.model import Conversation, Node
 from pegasus.prompts.extract import ARGUMENTS, TOOLS, AddEntity, AddRelation, Finish
 from pegasus.prompts.extract import system_prompt as extract_prompt
-from pegasus.stores import Store
+from pegasus.stores import Changes, Store
 from pegasus.write.clean import clean_entity, clean_relation, is_placeholder
 
 MAX_CALLS = 200  # tool calls per segment
@@ -42,7 +41,8 @@ NUDGE = (
 
 
 class Journal:
-    """The extraction journal on a conversation record; every append is stored at once."""
+    """The extraction journal of a conversation; every entry is stored as it comes,
+    appended to what is stored (the record itself is not rewritten)."""
 
     def __init__(self, store: Store, user: str, record: Conversation) -> None:
         self.store, self.user, self.record = store, user, record
@@ -50,9 +50,16 @@ class Journal:
 
     def append(self, entry: dict[str, Any]) -> None:
         line = json.dumps(entry, ensure_ascii=False)
-        self.record = self.record.evolve(journal=[*self.record.journal, line])
-        self.store.upsert_conversation(self.user, self.record)
+        self.store.apply(self.user, Changes(journal={self.record.id: [line]}))
+        self.record = self.record.model_copy(update={"journal": [*self.record.journal, line]})
         self.entries.append(entry)
+
+    def restart(self, entry: dict[str, Any]) -> None:
+        """Discard what is journaled and start again with ``entry``."""
+        line = json.dumps(entry, ensure_ascii=False)
+        self.record = self.record.evolve(journal=[line])
+        self.store.apply(self.user, Changes(conversations=[self.record]))
+        self.entries = [entry]
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [entry for entry in self.entries if entry["t"] == kind]
@@ -209,7 +216,7 @@ class Extractor:
         try:
             reply = self.llm.chat(self.messages(opening), tools=TOOLS)
         except LLMError as exc:
-            if isinstance(exc.__cause__, openai.BadRequestError) and "tool" in str(exc).lower() \
+            if isinstance(exc, LLMRequestError) and "tool" in str(exc).lower() \
                     and not journal.of("reply"):  # fmt: skip
                 self.progress("the model takes no tools: asking for JSON instead")
                 self.use_tools = False

@@ -5,17 +5,17 @@ caller fetches and writes."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
 
 from pegasus.model import Edge, Node
 
 
-@dataclass
-class Forgetting:
-    nodes: list[str] = field(default_factory=list)  # ids to delete (their edges go too)
-    edges: list[str] = field(default_factory=list)  # ids to delete
-    nodes_changed: list[Node] = field(default_factory=list)  # to write back
-    edges_changed: list[Edge] = field(default_factory=list)
+class Forgetting(BaseModel):
+    nodes: list[str] = Field(default_factory=list)  # ids to delete (their edges go too)
+    edges: list[str] = Field(default_factory=list)  # ids to delete
+    nodes_changed: list[Node] = Field(default_factory=list)  # to write back
+    edges_changed: list[Edge] = Field(default_factory=list)
     conversation: str | None = None  # record to delete
 
 

@@ -1,6 +1,12 @@
 """Transcripts in: an OpenAI-style ``[{role, content}]`` list, or
 ``{"id", "started_at", "ended_at", "turns": [...]}`` (optionally wrapped as
-``{"conversation": {...}}``). Only user and assistant turns are kept."""
+``{"conversation": {...}}``).
+
+Every turn is kept, dropped with a note, or refused: user and assistant turns (under
+their usual other names too) are kept, system and tool turns are dropped with a note
+(they are not the user's words), and any other role refuses the whole transcript
+with a message, so that nothing said is lost silently. A turn longer than one
+extraction can read is split into parts at paragraph or sentence ends, with a note."""
 
 from __future__ import annotations
 
@@ -15,6 +21,11 @@ from pegasus.errors import PegasusError, ValidationError
 from pegasus.model import aware, clean_text
 
 ROLES = ("user", "assistant")
+# Other names clients give the two speakers, and the roles that are not a speaker.
+ROLE_NAMES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant",
+              "bot": "assistant", "model": "assistant", "chatbot": "assistant"}  # fmt: skip
+NOT_SPOKEN = frozenset({"system", "developer", "tool", "function", "ipython"})
+MAX_TURN_CHARS = 24_000  # what one extraction reads of user text
 
 
 @dataclass(frozen=True)
@@ -29,6 +40,7 @@ class Transcript:
     turns: tuple[Turn, ...]
     started_at: datetime | None = None
     ended_at: datetime | None = None
+    notes: tuple[str, ...] = ()  # turns dropped or split on the way in
 
     @property
     def dated_at(self) -> datetime | None:
@@ -84,15 +96,27 @@ def parse_transcript(data: Any, conversation_id: str | None = None) -> Transcrip
             'a transcript is a list of {"role", "content"} turns or an object with "turns"'
         )
     turns: list[Turn] = []
+    notes: list[str] = []
     for index, raw in enumerate(raw_turns):
         where = f"turn {index + 1}"
         if not isinstance(raw, dict) or not isinstance(raw.get("role"), str):
             raise ValidationError(f'{where}: each turn needs a "role" and a "content"')
-        if raw["role"] not in ROLES:
-            continue  # system prompts and tool traffic are not the user's words
+        role = ROLE_NAMES.get(raw["role"].strip().casefold())
+        if role is None:
+            if raw["role"].strip().casefold() in NOT_SPOKEN:
+                notes.append(f"{where}: a {raw['role'].strip()} turn, not the user's words")
+                continue
+            raise ValidationError(
+                f"{where}: role {raw['role']!r} is neither the user nor the assistant "
+                "(user, human, assistant or ai); nothing was ingested"
+            )
         content = _content(raw.get("content"), where)
-        if content:
-            turns.append(Turn(raw["role"], content))
+        parts = split_long(content) if role == "user" else [content]
+        if len(parts) > 1:
+            notes.append(f"{where}: {len(content):,} characters, read in {len(parts)} parts")
+        turns += [Turn(role, part) for part in parts if part]
+    if raw_turns and not turns:
+        raise ValidationError("no turn of the user or the assistant has any text")
     started = _when(meta.get("started_at"), "started_at")
     ended = _when(meta.get("ended_at"), "ended_at")
     ident = conversation_id or meta.get("id")
@@ -102,7 +126,19 @@ def parse_transcript(data: Any, conversation_id: str | None = None) -> Transcrip
         # Stable across a growing transcript: derived from its opening turn.
         opening = turns[0].content if turns else ""
         ident = "conv-" + hashlib.sha256(opening.encode()).hexdigest()[:12]
-    return Transcript(ident.strip(), tuple(turns), started, ended)
+    return Transcript(ident.strip(), tuple(turns), started, ended, tuple(notes))
+
+
+def split_long(text: str, limit: int = MAX_TURN_CHARS) -> list[str]:
+    """``text`` in parts of at most ``limit`` characters, cut at the last paragraph,
+    line or sentence end that keeps a part at least half full."""
+    parts: list[str] = []
+    while len(text) > limit:
+        cut = max(text.rfind(mark, limit // 2, limit) for mark in ("\n\n", "\n", ". "))
+        cut = limit if cut < 0 else cut + 1
+        parts.append(text[:cut].strip())
+        text = text[cut:].strip()
+    return [*parts, text]
 
 
 def read_transcript(path: str | Path, conversation_id: str | None = None) -> Transcript:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from pegasus.memory import Memory
-from pegasus.stores import Store
+from pegasus.stores import Changes, Store
 from tests.conftest import SEED_CONVERSATION, SEED_GRAPH
 
 FOLLOW_UPS = [
@@ -22,9 +22,9 @@ SELF = "PERSON::trevor"
 
 @pytest.fixture
 def memory(store: Store, user: str) -> Memory:
-    memory = Memory(store, user=user)
+    memory = Memory.open(store, user=user)
     memory.import_file(SEED_GRAPH)
-    store.set_self(user, SELF)
+    store.apply(user, Changes(self_id=SELF))
     return memory
 
 
@@ -73,13 +73,15 @@ def test_dead_edges_never_appear(memory: Memory, store: Store, user: str) -> Non
     offer = "PERSON::trevor::CONSIDERING::THING::nova_ai_cfo_offer"
     boss = "PERSON::trevor::REPORTS_TO::PERSON::joshua"
     edges = {e.id: e for e in store.get_edges(user, [bank, offer, boss])}
-    store.upsert_edges(
+    store.apply(
         user,
-        [
-            edges[bank].evolve(superseded_by=offer),
-            edges[offer].evolve(dormant=True),
-            edges[boss].evolve(stability="time_bound", expires_at=NOW - timedelta(days=1)),
-        ],
+        Changes(
+            edges=[
+                edges[bank].evolve(superseded_by=offer),
+                edges[offer].evolve(dormant=True),
+                edges[boss].evolve(stability="time_bound", expires_at=NOW - timedelta(days=1)),
+            ]
+        ),
     )
     result = memory.recall(FOLLOW_UPS[0], now=NOW)
     shown = result.text

@@ -9,8 +9,8 @@ import pytest
 from pegasus.errors import ValidationError
 from pegasus.interchange import Graph, parse_graph
 from pegasus.model import Conversation, Edge, EmbeddingKey, Node, edge_id
-from pegasus.stores import Store
-from pegasus.time.decay import DECAY_RATES, DORMANT_BELOW, strength_at
+from pegasus.stores import Changes, Store
+from pegasus.time.decay import DECAY_RATES, RULE, edge_state, reinforced_edge
 from tests.conftest import SEED_GRAPH
 
 T0 = datetime(2026, 9, 14, 18, 0, tzinfo=UTC)
@@ -42,8 +42,8 @@ def chain(store: Store, user: str) -> tuple[list[Node], list[Edge]]:
         claim(c, "KNOWS", d, touched_at=T0),
         claim(e, "MANAGES", b, touched_at=T0),
     ]
-    store.upsert_nodes(user, nodes)
-    store.upsert_edges(user, edges)
+    store.apply(user, Changes(nodes=nodes))
+    store.apply(user, Changes(edges=edges))
     return nodes, edges
 
 
@@ -91,7 +91,7 @@ def full_edge(source: Node, target: Node) -> Edge:
 
 def test_node_round_trips_every_field(store: Store, user: str) -> None:
     node = full_node()
-    store.upsert_nodes(user, [node])
+    store.apply(user, Changes(nodes=[node]))
     assert store.get_nodes(user, [node.id]) == [node]
 
 
@@ -99,16 +99,16 @@ def test_edge_round_trips_every_field(store: Store, user: str) -> None:
     zoe, orchestra = full_node(), Node(id="ORG::orchestra", name="City Orchestra", kind="ORG")
     edge = full_edge(zoe, orchestra)
     old = edge.evolve(**{"id": "older", "superseded_by": edge.id, "dormant": True, "expired": True})
-    store.upsert_nodes(user, [zoe, orchestra])
-    store.upsert_edges(user, [edge, old])
+    store.apply(user, Changes(nodes=[zoe, orchestra]))
+    store.apply(user, Changes(edges=[edge, old]))
     assert sorted(store.get_edges(user, [edge.id, old.id]), key=lambda e: e.id) == [edge, old]
 
 
 def test_upsert_replaces_node_fields_and_kind(store: Store, user: str) -> None:
     node = full_node()
-    store.upsert_nodes(user, [node])
+    store.apply(user, Changes(nodes=[node]))
     changed = node.evolve(**{"kind": "ORG", "aliases": ["Z"], "properties": {}})
-    store.upsert_nodes(user, [changed])
+    store.apply(user, Changes(nodes=[changed]))
     assert store.get_nodes(user, [node.id]) == [changed]
     assert store.find_nodes(user, "Dr. Ångström") == []
     assert store.find_nodes(user, "z", kind="ORG") == [changed]
@@ -128,18 +128,18 @@ def test_conversation_round_trips(store: Store, user: str) -> None:
         journal=['{"t": "reply", "content": "ünïcode \\n"}', '{"t": "end"}'],
         flagged_merges=["'Bill S.' merged into PERSON::bill at 0.80"],
     )
-    store.upsert_conversation(user, conversation)
+    store.apply(user, Changes(conversations=[conversation]))
     assert store.get_conversation(user, "c-1") == conversation
     assert store.get_conversation(user, "missing") is None
-    store.upsert_conversation(user, Conversation(id="c-0"))
+    store.apply(user, Changes(conversations=[Conversation(id="c-0")]))
     assert [c.id for c in store.list_conversations(user)] == ["c-0", "c-1"]
 
 
 def test_self_node(store: Store, user: str) -> None:
     assert store.get_self(user) is None
     node = person("Trevor")
-    store.upsert_nodes(user, [node])
-    store.set_self(user, node.id)
+    store.apply(user, Changes(nodes=[node]))
+    store.apply(user, Changes(self_id=node.id))
     assert store.get_self(user) == node.id
 
 
@@ -149,7 +149,7 @@ def test_self_node(store: Store, user: str) -> None:
 def test_find_by_name_or_alias_ignores_case(store: Store, user: str) -> None:
     bill = person("William", aliases=["Bill"])
     acme = Node(id="ORG::william", name="William", kind="ORG")
-    store.upsert_nodes(user, [bill, acme])
+    store.apply(user, Changes(nodes=[bill, acme]))
     assert {n.id for n in store.find_nodes(user, "william")} == {bill.id, acme.id}
     assert store.find_nodes(user, "BILL") == [bill]
     assert store.find_nodes(user, "William", kind="ORG") == [acme]
@@ -160,7 +160,7 @@ def test_find_by_name_or_alias_ignores_case(store: Store, user: str) -> None:
 
 def test_ranked_edges_are_live_only(store: Store, user: str) -> None:
     nodes, edges = chain(store, user)
-    store.upsert_edges(user, [edges[2].evolve(strength=1.0, dormant=True)])
+    store.apply(user, Changes(edges=[edges[2].evolve(strength=1.0, dormant=True)]))
     assert [e.id for e in store.ranked_edges(user, strongest=True, limit=2)] == [
         edges[3].id, edges[0].id]  # fmt: skip
     assert [e.id for e in store.ranked_edges(user, strongest=False)] == [
@@ -172,7 +172,7 @@ def test_edges_a_claim_meets(store: Store, user: str) -> None:
     a, b, c, d, e = nodes
     single = claim(a, "KNOWS", d, cardinality="one_to_one")
     history = claim(a, "KNOWS", c, cardinality="one_to_one", superseded_by=single.id)
-    store.upsert_edges(user, [single, history])
+    store.apply(user, Changes(edges=[single, history]))
     # The same claim (even superseded), and the live one_to_one rivals; not a->b (a list).
     found = store.edges_meeting(user, [(a.id, "KNOWS", c.id), (e.id, "MANAGES", b.id)])
     assert {x.id for x in found} == {history.id, single.id, edges[3].id}
@@ -184,7 +184,7 @@ def test_edges_a_claim_meets(store: Store, user: str) -> None:
 def test_edges_touching_includes_history(store: Store, user: str) -> None:
     nodes, edges = chain(store, user)
     old = edges[0].evolve(**{"superseded_by": edges[1].id})
-    store.upsert_edges(user, [old])
+    store.apply(user, Changes(edges=[old]))
     touching = {e.id for e in store.edges_touching(user, [nodes[0].id])}
     assert touching == {edges[0].id}
     assert {e.id for e in store.edges_touching(user, [nodes[1].id])} == {
@@ -208,7 +208,7 @@ def test_subgraph_two_hops_both_directions(store: Store, user: str) -> None:
 
 def test_subgraph_skips_dead_edges_unless_asked(store: Store, user: str) -> None:
     nodes, edges = chain(store, user)
-    store.upsert_edges(user, [edges[0].evolve(**{"dormant": True})])
+    store.apply(user, Changes(edges=[edges[0].evolve(**{"dormant": True})]))
     live = store.subgraph(user, [nodes[0].id])
     assert live.edges == [] and [n.id for n in live.nodes] == [nodes[0].id]
     everything = store.subgraph(user, [nodes[0].id], live_only=False)
@@ -227,10 +227,10 @@ def test_owners_never_see_each_other(store: Store, users: tuple[str, str]) -> No
     alice, bob = users
     chain(store, alice)
     secret = person("A", properties={"secret": "bob's"})
-    store.upsert_nodes(bob, [secret])
-    store.upsert_keys(bob, [EmbeddingKey(id="k", text="A", ref=secret.id, kind="node",
-                                         vector=[1, 0, 0])])  # fmt: skip
-    store.upsert_conversation(bob, Conversation(id="bob-only"))
+    store.apply(bob, Changes(nodes=[secret]))
+    store.apply(bob, Changes(keys=[EmbeddingKey(id="k", text="A", ref=secret.id, kind="node",
+                                         vector=[1, 0, 0])]))  # fmt: skip
+    store.apply(bob, Changes(conversations=[Conversation(id="bob-only")]))
 
     assert store.get_nodes(alice, [secret.id])[0].properties == {}
     assert store.get_nodes(bob, [secret.id]) == [secret]
@@ -245,7 +245,7 @@ def test_owners_never_see_each_other(store: Store, users: tuple[str, str]) -> No
     assert store.stats(bob).nodes == 1 and store.stats(bob).edges == 0
     assert store.stats(alice).nodes == 5 and store.stats(alice).edges == 4
 
-    store.delete_nodes(bob, [secret.id])
+    store.apply(bob, Changes(delete_nodes=[secret.id]))
     assert len(store.get_nodes(alice, [secret.id])) == 1
     assert store.export(alice).edges and not store.export(bob).nodes
 
@@ -256,17 +256,19 @@ def test_owners_never_see_each_other(store: Store, users: tuple[str, str]) -> No
 def test_delete_node_takes_its_edges_and_keys(store: Store, user: str) -> None:
     nodes, edges = chain(store, user)
     b = nodes[1]
-    store.upsert_keys(
+    store.apply(
         user,
-        [
-            EmbeddingKey(id="kb", text="B", ref=b.id, kind="node", vector=[1, 0]),
-            EmbeddingKey(id="kr", text="knows", ref="KNOWS", kind="relation", vector=[0, 1]),
-        ],
+        Changes(
+            keys=[
+                EmbeddingKey(id="kb", text="B", ref=b.id, kind="node", vector=[1, 0]),
+                EmbeddingKey(id="kr", text="knows", ref="KNOWS", kind="relation", vector=[0, 1]),
+            ]
+        ),
     )
-    store.delete_nodes(user, [b.id])
+    store.apply(user, Changes(delete_nodes=[b.id]))
     assert {e.id for e in store.export(user).edges} == {edges[2].id}
     assert [k.id for k in store.list_keys(user)] == ["kr"]
-    store.delete_edges(user, [edges[2].id])
+    store.apply(user, Changes(delete_edges=[edges[2].id]))
     assert store.export(user).edges == []
     assert len(store.export(user).nodes) == 4
 
@@ -282,25 +284,32 @@ def test_vector_search_ranks_by_cosine(store: Store, user: str) -> None:
                      vector=[1, 1, 0]),
         EmbeddingKey(id="down", text="down", ref="WORKS_AT", kind="relation", vector=[0, 0, 2]),
     ]  # fmt: skip
-    store.upsert_keys(user, keys)
+    store.apply(user, Changes(keys=keys))
     hits = store.search_keys(user, [0.9, 0.1, 0.0], limit=3)
     assert [k.id for k, _ in hits] == ["east", "ne", "north"]
     assert hits[0][1] == pytest.approx(0.9 / (0.82**0.5), abs=1e-3)
     assert hits[1][1] == pytest.approx(1.0 / (0.82**0.5 * 2**0.5), abs=1e-3)
     listed = {k.id: k for k in store.list_keys(user, with_vectors=True)}
     assert listed["ne"].vector == pytest.approx([1, 1, 0])
-    store.delete_keys(user, ["east"])
+    store.apply(user, Changes(delete_keys=["east"]))
     assert store.search_keys(user, [1, 0, 0], limit=1)[0][0].id == "ne"
 
 
 def test_key_with_bad_relation_is_refused(store: Store, user: str) -> None:
     bad = EmbeddingKey(id="k", text="works at", ref="works at", kind="relation", vector=[1.0])
-    with pytest.raises(ValueError):
-        store.upsert_keys(user, [bad])
+    with pytest.raises(ValidationError):
+        store.apply(user, Changes(keys=[bad]))
     assert store.list_keys(user) == []
 
 
 # --- decay and reinforcement ---------------------------------------------------
+
+
+def reinforce(store: Store, user: str, ids: list[str], now: datetime) -> int:
+    """What a close does to the edges it used, in one write."""
+    edges = store.get_edges(user, ids)
+    store.apply(user, Changes(edges=[reinforced_edge(edge, now) for edge in edges]))
+    return len(edges)
 
 
 def _decay_graph(store: Store, user: str) -> list[Edge]:
@@ -312,8 +321,8 @@ def _decay_graph(store: Store, user: str) -> list[Edge]:
     ]
     temporary = claim(hub, "VISITS", others[3], stability="time_bound", touched_at=T0,
                       expires_at=T0 + timedelta(days=10))  # fmt: skip
-    store.upsert_nodes(user, [hub, *others])
-    store.upsert_edges(user, [*edges, temporary])
+    store.apply(user, Changes(nodes=[hub, *others]))
+    store.apply(user, Changes(edges=[*edges, temporary]))
     return [*edges, temporary]
 
 
@@ -321,12 +330,12 @@ def _decay_graph(store: Store, user: str) -> list[Edge]:
 def test_decay_follows_the_formula(store: Store, user: str, days: int) -> None:
     edges = _decay_graph(store, user)
     now = T0 + timedelta(days=days)
-    report = store.decay(now, DECAY_RATES, DORMANT_BELOW, user=user, batch_size=2)
+    report = store.decay(now, RULE, user=user, batch_size=2)
     assert report.edges == len(edges)
     for edge in store.get_edges(user, [e.id for e in edges]):
-        expected = strength_at(edge.strength0, edge.touched_at, edge.stability, now)
+        expected = edge_state(edge, now).strength
         assert edge.strength == pytest.approx(expected, rel=1e-9)
-        assert edge.dormant == (expected < DORMANT_BELOW)
+        assert edge.dormant == (expected < RULE.dormant_below)
         assert edge.expired == (edge.expires_at is not None and edge.expires_at <= now)
         assert edge.strength0 == 90 or edge.relation == "VISITS"
 
@@ -336,9 +345,9 @@ def test_decay_is_idempotent_and_scoped(store: Store, users: tuple[str, str]) ->
     _decay_graph(store, alice)
     _decay_graph(store, bob)
     late = T0 + timedelta(days=400)
-    store.decay(late, DECAY_RATES, DORMANT_BELOW, user=alice)
+    store.decay(late, RULE, user=alice)
     once = store.export(alice).edges
-    store.decay(late, DECAY_RATES, DORMANT_BELOW, user=alice)
+    store.decay(late, RULE, user=alice)
     assert sorted(store.export(alice).edges, key=lambda e: e.id) == sorted(once, key=lambda e: e.id)
     assert any(e.dormant for e in once) and any(e.expired for e in once)
     assert all(e.strength == 90 or e.relation == "VISITS" for e in store.export(bob).edges)
@@ -347,13 +356,11 @@ def test_decay_is_idempotent_and_scoped(store: Store, users: tuple[str, str]) ->
 def test_decay_of_every_owner(store: Store, users: tuple[str, str]) -> None:
     edges = {user: _decay_graph(store, user) for user in users}
     late = T0 + timedelta(days=400)
-    report = store.decay(late, DECAY_RATES, DORMANT_BELOW, user=None)
+    report = store.decay(late, RULE, user=None)
     assert report.edges >= sum(len(e) for e in edges.values())  # other tests' owners too
     for user, mine in edges.items():
         for edge in store.get_edges(user, [e.id for e in mine]):
-            assert edge.strength == pytest.approx(
-                strength_at(edge.strength0, edge.touched_at, edge.stability, late), rel=1e-9
-            )
+            assert edge.strength == pytest.approx(edge_state(edge, late).strength, rel=1e-9)
 
 
 def test_reinforce_adds_to_the_decayed_strength(store: Store, user: str) -> None:
@@ -361,11 +368,11 @@ def test_reinforce_adds_to_the_decayed_strength(store: Store, user: str) -> None
     mutable = next(e for e in edges if e.stability == "mutable")
     immutable = next(e for e in edges if e.stability == "immutable")
     now = T0 + timedelta(days=100)
-    store.decay(now, DECAY_RATES, DORMANT_BELOW, user=user)
-    count = store.reinforce(user, [mutable.id, immutable.id, "missing"], now, DECAY_RATES, 15)
+    store.decay(now, RULE, user=user)
+    count = reinforce(store, user, [mutable.id, immutable.id, "missing"], now)
     assert count == 2
     got = {e.id: e for e in store.get_edges(user, [mutable.id, immutable.id])}
-    expected = strength_at(90, T0, "mutable", now) + 15
+    expected = edge_state(mutable, now).strength + 15
     assert got[mutable.id].strength0 == pytest.approx(expected)
     assert got[mutable.id].strength == pytest.approx(expected)
     assert got[mutable.id].touched_at == now
@@ -378,12 +385,12 @@ def test_edges_by_id_whatever_the_ids_look_like(store: Store, user: str) -> None
     usual = claim(ann, "KNOWS", bo, touched_at=T0)
     own = claim(bo, "KNOWS", ann, touched_at=T0).evolve(id="e1")
     tricky = claim(bo, "LIKES", ann, touched_at=T0).evolve(id="PERSON::ann::LIKES::PERSON::x")
-    store.upsert_nodes(user, [ann, bo])
-    store.upsert_edges(user, [usual, own, tricky])
+    store.apply(user, Changes(nodes=[ann, bo]))
+    store.apply(user, Changes(edges=[usual, own, tricky]))
     ids = [usual.id, own.id, tricky.id]
     assert {e.id for e in store.get_edges(user, ids)} == set(ids)
-    assert store.reinforce(user, [*ids, usual.id], T0, DECAY_RATES, 15) == 3
-    store.delete_edges(user, ids[1:])
+    assert reinforce(store, user, [*ids, usual.id], T0) == 3
+    store.apply(user, Changes(delete_edges=ids[1:]))
     assert [e.id for e in store.export(user).edges] == [usual.id]
 
 
@@ -391,12 +398,12 @@ def test_reinforce_wakes_a_dormant_edge(store: Store, user: str) -> None:
     edges = _decay_graph(store, user)
     ephemeral = next(e for e in edges if e.stability == "ephemeral")
     now = T0 + timedelta(days=60)
-    store.decay(now, DECAY_RATES, DORMANT_BELOW, user=user)
+    store.decay(now, RULE, user=user)
     assert store.get_edges(user, [ephemeral.id])[0].dormant
-    store.reinforce(user, [ephemeral.id], now, DECAY_RATES, 15)
+    reinforce(store, user, [ephemeral.id], now)
     woken = store.get_edges(user, [ephemeral.id])[0]
     assert not woken.dormant and woken.strength0 == pytest.approx(
-        strength_at(90, T0, "ephemeral", now) + 15
+        edge_state(ephemeral, now).strength + 15
     )
 
 
@@ -405,7 +412,7 @@ def test_reinforce_wakes_a_dormant_edge(store: Store, user: str) -> None:
 
 def test_seed_graph_round_trips(store: Store, user: str) -> None:
     graph = parse_graph(SEED_GRAPH.read_text())
-    store.import_graph(user, graph)
+    store.apply(user, Changes.of_graph(graph))
     back = store.export(user)
     assert sorted(back.nodes, key=lambda n: n.id) == sorted(graph.nodes, key=lambda n: n.id)
     assert sorted(back.edges, key=lambda e: e.id) == sorted(graph.edges, key=lambda e: e.id)
@@ -419,12 +426,12 @@ def test_full_export_survives_import(store: Store, users: tuple[str, str]) -> No
     alice, bob = users
     nodes, _ = chain(store, alice)
     zoe = full_node()
-    store.upsert_nodes(alice, [zoe])
-    store.upsert_edges(alice, [full_edge(zoe, nodes[0])])
-    store.upsert_conversation(alice, Conversation(id="c1", summary="s", tags=["t"]))
-    store.set_self(alice, nodes[0].id)
+    store.apply(alice, Changes(nodes=[zoe]))
+    store.apply(alice, Changes(edges=[full_edge(zoe, nodes[0])]))
+    store.apply(alice, Changes(conversations=[Conversation(id="c1", summary="s", tags=["t"])]))
+    store.apply(alice, Changes(self_id=nodes[0].id))
     exported = store.export(alice)
-    store.import_graph(bob, exported)
+    store.apply(bob, Changes.of_graph(exported))
     again = store.export(bob)
     assert again.self_id == exported.self_id
     for field in ("nodes", "edges", "conversations"):
@@ -439,9 +446,9 @@ def test_bad_import_writes_nothing(store: Store, user: str) -> None:
     newcomer = person("Newcomer")
     dangling = claim(newcomer, "KNOWS", person("Ghost"))
     with pytest.raises(ValidationError, match="Ghost|ghost"):
-        store.import_graph(user, Graph(nodes=[newcomer], edges=[dangling]))
+        store.apply(user, Changes.of_graph(Graph(nodes=[newcomer], edges=[dangling])))
     with pytest.raises(ValidationError):
-        store.upsert_edges(user, [dangling])
+        store.apply(user, Changes(edges=[dangling]))
     after = store.export(user)
     assert sorted(after.nodes, key=lambda n: n.id) == sorted(before.nodes, key=lambda n: n.id)
     assert len(after.edges) == len(before.edges)
@@ -450,22 +457,24 @@ def test_bad_import_writes_nothing(store: Store, user: str) -> None:
 def test_key_mean_follows_every_change(store: Store, user: str) -> None:
     assert store.key_mean(user) is None
     a, b = person("A"), person("B")
-    store.upsert_nodes(user, [a, b])
-    store.upsert_keys(
+    store.apply(user, Changes(nodes=[a, b]))
+    store.apply(
         user,
-        [
-            EmbeddingKey(id="ka", text="A", ref=a.id, kind="node", vector=[1, 0, 0]),
-            EmbeddingKey(id="kb", text="B", ref=b.id, kind="node", vector=[0, 1, 0]),
-            EmbeddingKey(id="kr", text="knows", ref="KNOWS", kind="relation", vector=[0, 0, 1]),
-        ],
+        Changes(
+            keys=[
+                EmbeddingKey(id="ka", text="A", ref=a.id, kind="node", vector=[1, 0, 0]),
+                EmbeddingKey(id="kb", text="B", ref=b.id, kind="node", vector=[0, 1, 0]),
+                EmbeddingKey(id="kr", text="knows", ref="KNOWS", kind="relation", vector=[0, 0, 1]),
+            ]
+        ),
     )
     assert store.key_mean(user) == pytest.approx([1 / 3, 1 / 3, 1 / 3])
-    store.upsert_keys(user, [EmbeddingKey(id="ka", text="A", ref=a.id, kind="node",
-                                          vector=[0, 0, 1])])  # fmt: skip
+    store.apply(user, Changes(keys=[EmbeddingKey(id="ka", text="A", ref=a.id, kind="node",
+                                          vector=[0, 0, 1])]))  # fmt: skip
     assert store.key_mean(user) == pytest.approx([0, 1 / 3, 2 / 3])
-    store.delete_keys(user, ["kr"])
+    store.apply(user, Changes(delete_keys=["kr"]))
     assert store.key_mean(user) == pytest.approx([0, 0.5, 0.5])
-    store.delete_nodes(user, [b.id])
+    store.apply(user, Changes(delete_nodes=[b.id]))
     assert store.key_mean(user) == pytest.approx([0, 0, 1])
     hit, score = store.search_keys(user, [0, 0, 1], limit=1)[0]
     assert hit.id == "ka" and hit.vector == pytest.approx([0, 0, 1]) and score == pytest.approx(1)
@@ -481,6 +490,209 @@ def test_subgraph_stops_at_hubs(store: Store, user: str) -> None:
 
 def test_edges_with_relation(store: Store, user: str) -> None:
     nodes, edges = chain(store, user)
-    store.upsert_edges(user, [edges[1].evolve(dormant=True)])
+    store.apply(user, Changes(edges=[edges[1].evolve(dormant=True)]))
     assert {e.id for e in store.edges_with_relation(user, ["KNOWS"])} == {edges[0].id, edges[2].id}
     assert [e.id for e in store.edges_with_relation(user, ["MANAGES", "NOPE"])] == [edges[3].id]
+
+
+# --- one write: all or nothing -----------------------------------------------------
+
+
+def _everything(store: Store, user: str) -> tuple:
+    graph = store.export(user)
+    return (
+        sorted(graph.nodes, key=lambda n: n.id),
+        sorted(graph.edges, key=lambda e: e.id),
+        graph.conversations,
+        graph.self_id,
+        store.list_keys(user, with_vectors=True),
+    )
+
+
+def _one_of_each(store: Store, user: str, nodes: list[Node]) -> Changes:
+    """A change that touches every part of the store."""
+    newcomer = person("Newcomer")
+    return Changes(
+        nodes=[newcomer, nodes[0].evolve(aliases=["Renamed"])],
+        edges=[claim(newcomer, "KNOWS", nodes[0])],
+        conversations=[Conversation(id="c-new", summary="new")],
+        keys=[EmbeddingKey(id="k-new", text="N", ref=newcomer.id, kind="node", vector=[0, 1])],
+        self_id=newcomer.id,
+        delete_nodes=[nodes[3].id],
+        delete_edges=[edge_id(nodes[0].id, "KNOWS", nodes[1].id)],
+        delete_conversations=["c-old"],
+        delete_keys=["k-old"],
+        journal={"c-new": ["line"]},
+        used={"c-used": ["x"]},
+        used_done={"c-old": ["e"]},
+    )
+
+
+def _prepared(store: Store, user: str) -> list[Node]:
+    nodes, _ = chain(store, user)
+    store.apply(
+        user,
+        Changes(
+            conversations=[Conversation(id="c-old", journal=["j"], used_edges=["e"])],
+            keys=[EmbeddingKey(id="k-old", text="A", ref=nodes[0].id, kind="node", vector=[1, 0])],
+            self_id=nodes[0].id,
+        ),
+    )
+    return nodes
+
+
+def test_a_failed_apply_leaves_nothing(store: Store, user: str, monkeypatch) -> None:
+    nodes = _prepared(store, user)
+    before = _everything(store, user)
+
+    def fail(*args: object) -> None:
+        raise RuntimeError("injected at the last step")
+
+    monkeypatch.setattr(store, "_merge_conversations", fail)
+    with pytest.raises(RuntimeError, match="injected"):
+        store.apply(user, _one_of_each(store, user, nodes))
+    assert _everything(store, user) == before
+    monkeypatch.undo()
+
+    dangling = _one_of_each(store, user, nodes)
+    dangling.edges = [*dangling.edges, claim(person("Ghost"), "KNOWS", nodes[0])]
+    with pytest.raises(ValidationError, match="Ghost|ghost"):
+        store.apply(user, dangling)
+    assert _everything(store, user) == before
+
+    store.apply(user, _one_of_each(store, user, nodes))  # and whole, it all lands
+    graph = store.export(user)
+    assert graph.self_id == "PERSON::newcomer" and "PERSON::d" not in {n.id for n in graph.nodes}
+    assert [c.id for c in graph.conversations] == ["c-new", "c-used"]
+    assert [k.id for k in store.list_keys(user)] == ["k-new"]
+
+
+def test_conversation_merges(store: Store, user: str) -> None:
+    store.apply(user, Changes(used={"c": ["e1", "e2"]}, journal={"c": ["one"]}))
+    assert store.get_conversation(user, "c") == Conversation(
+        id="c", used_edges=["e1", "e2"], journal=["one"]
+    )
+    # A record rewritten from an older read keeps the notes made since; the journal
+    # is the record's.
+    stale = Conversation(id="c", summary="rewritten", used_edges=["e1"], journal=["one"])
+    store.apply(user, Changes(conversations=[stale], used={"c": ["e3"]}, journal={"c": ["two"]}))
+    record = store.get_conversation(user, "c")
+    assert record.summary == "rewritten" and record.journal == ["one", "two"]
+    assert sorted(record.used_edges) == ["e1", "e2", "e3"]
+    store.apply(user, Changes(used_done={"c": ["e1", "e3", "never"]}))
+    assert store.get_conversation(user, "c").used_edges == ["e2"]
+    store.apply(user, Changes(conversations=[record.evolve(journal=[])]))
+    assert store.get_conversation(user, "c").journal == []
+    with pytest.raises(ValidationError):
+        store.apply(user, Changes(used={"": ["e"]}))
+
+
+def _second_connection(store: Store) -> Store:
+    """Another client of the same data: a second connection to the SQLite file (two
+    processes would have one each); the Neo4j driver is already a pool."""
+    from pegasus.stores.sqlite import SQLiteStore
+
+    return SQLiteStore(store.path) if isinstance(store, SQLiteStore) else store
+
+
+def test_concurrent_notes_and_closes_lose_nothing(store: Store, user: str) -> None:
+    import threading
+
+    other = _second_connection(store)
+    noted = [f"e{i}" for i in range(60)]
+    closed: list[str] = []
+    done = threading.Event()
+    failures: list[BaseException] = []
+
+    def note() -> None:
+        try:
+            for edge in noted:
+                store.apply(user, Changes(used={"c": [edge]}))
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            done.set()
+
+    def close_once() -> None:
+        record = other.get_conversation(user, "c")
+        if record is None or not record.used_edges:
+            return
+        # As a close does: the record rewritten, the used edges it read taken off.
+        other.apply(user, Changes(conversations=[record.evolve(closed_at=T0)],
+                                  used_done={"c": record.used_edges}))  # fmt: skip
+        closed.extend(record.used_edges)
+
+    writer = threading.Thread(target=note)
+    writer.start()
+    while not done.is_set():
+        close_once()
+    writer.join()
+    close_once()
+    assert not failures
+    assert sorted(closed) == sorted(noted)  # every note closed, and closed once
+    if other is not store:
+        other.close()
+
+
+# --- the two stores agree --------------------------------------------------------
+
+
+@pytest.mark.parametrize("hops", [0, 3, -1])
+def test_hops_beyond_two_are_refused(store: Store, user: str, hops: int) -> None:
+    nodes, _ = chain(store, user)
+    with pytest.raises(ValidationError, match="hops"):
+        store.subgraph(user, [nodes[0].id], hops=hops)
+
+
+@pytest.mark.parametrize("label", ["works at", "KNOWS`) DETACH DELETE n //", "", "x"])
+def test_bad_relation_labels_are_refused(store: Store, user: str, label: str) -> None:
+    nodes, _ = chain(store, user)
+    with pytest.raises(ValidationError, match="relation"):
+        store.edges_with_relation(user, [label])
+    with pytest.raises(ValidationError, match="relation"):
+        store.edges_meeting(user, [(nodes[0].id, label, nodes[1].id)])
+    key = EmbeddingKey(id="k", text="t", ref=label or "-", kind="relation", vector=[1.0])
+    with pytest.raises(ValidationError, match="relation"):
+        store.apply(user, Changes(keys=[key]))
+    assert len(store.export(user).edges) == 4
+
+
+# --- a store's own versions answer as the compositions do --------------------------
+
+
+def test_faster_versions_agree_with_the_compositions(store: Store, user: str) -> None:
+    graph = parse_graph(SEED_GRAPH.read_text())
+    ids = [e.id for e in graph.edges]
+    graph.edges[0] = graph.edges[0].evolve(dormant=True)
+    graph.edges[1] = graph.edges[1].evolve(superseded_by=ids[2])
+    store.apply(user, Changes.of_graph(graph))
+    store.apply(
+        user,
+        Changes(
+            keys=[
+                EmbeddingKey(id="k1", text="a", ref=graph.nodes[0].id, kind="node",
+                             vector=[0.6, 0.8, 0]),
+                EmbeddingKey(id="k2", text="b", ref="KNOWS", kind="relation", vector=[0, 0, 1]),
+            ],
+            conversations=[Conversation(id="c2"), Conversation(id="c1")],
+        ),
+    )  # fmt: skip
+    claims = [(e.source, e.relation, e.target) for e in graph.edges[:6]]
+    relations = sorted({e.relation for e in graph.edges})[:4]
+    by_id = lambda edges: sorted(edges, key=lambda e: e.id)  # noqa: E731
+    assert by_id(store.edges_meeting(user, claims)) == by_id(
+        Store.edges_meeting(store, user, claims)
+    )
+    assert by_id(store.edges_with_relation(user, relations)) == by_id(
+        Store.edges_with_relation(store, user, relations)
+    )
+    for strongest in (True, False):
+        assert [e.id for e in store.ranked_edges(user, strongest, 4)] == [
+            e.id for e in Store.ranked_edges(store, user, strongest, 4)
+        ]
+    assert store.stats(user) == Store.stats(store, user)
+    assert store.key_mean(user) == pytest.approx(Store.key_mean(store, user))
+    assert store.list_conversations(user) == Store.list_conversations(store, user)
+    assert by_id(store.edges_touching(user, ids[:3])) == by_id(
+        Store.edges_touching(store, user, ids[:3])
+    )

@@ -9,8 +9,9 @@ import pytest
 
 from pegasus.interchange import dump_graph, parse_graph
 from pegasus.model import Conversation
+from pegasus.stores import Changes
 from pegasus.stores.sqlite import SQLiteStore
-from pegasus.time.decay import DECAY_RATES, DORMANT_BELOW
+from pegasus.time.decay import RULE
 from tests.conftest import SEED_GRAPH, wipe
 
 
@@ -22,18 +23,21 @@ def test_sqlite_to_neo4j_and_back(tmp_path, _neo4j_session_store) -> None:
     try:
         graph = parse_graph(SEED_GRAPH.read_text())
         graph.self_id = "PERSON::trevor"
-        graph.conversations = [Conversation(id="seed-trevor-1", summary="career", tags=["x"])]
-        sqlite.import_graph(user, graph)
+        graph.conversations = [
+            Conversation(id="seed-trevor-1", summary="career", tags=["x"],
+                         journal=['{"t": "end"}'], used_edges=[graph.edges[0].id])
+        ]  # fmt: skip
+        sqlite.apply(user, Changes.of_graph(graph))
         # Age it so that current strength, dormancy and strength0 all differ.
-        sqlite.decay(datetime(2028, 1, 1, tzinfo=UTC), DECAY_RATES, DORMANT_BELOW, user=user)
+        sqlite.decay(datetime(2028, 1, 1, tzinfo=UTC), RULE, user=user)
         first = dump_graph(sqlite.export(user))
 
-        neo4j.import_graph(user, parse_graph(first))
+        neo4j.apply(user, Changes.of_graph(parse_graph(first)))
         second = dump_graph(neo4j.export(user))
         assert second == first
 
         back = SQLiteStore(tmp_path / "b.db")
-        back.import_graph(user, parse_graph(second))
+        back.apply(user, Changes.of_graph(parse_graph(second)))
         assert dump_graph(back.export(user)) == first
         back.close()
     finally:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
+from pegasus.model import Conversation
+from pegasus.stores import Changes
 from pegasus.stores.sqlite import MIGRATIONS, SQLiteStore
 
 
@@ -28,13 +32,83 @@ def test_an_older_file_is_brought_up_to_date(tmp_path, monkeypatch) -> None:
     old = SQLiteStore(path)
     nodes = [Node(id=f"PERSON::{n}", name=n, kind="PERSON") for n in ("a", "b")]
     edge = Edge(id="e", source="PERSON::a", target="PERSON::b", relation="KNOWS", snippet="a b")
-    old.upsert_nodes("u", nodes)
-    old.upsert_edges("u", [edge])
+    old.apply("u", Changes(nodes=nodes, edges=[edge]))
+    # A record of the first schema: its journal and used edges inside the JSON.
+    record = Conversation(id="c", summary="s", journal=["a", "b"], used_edges=["e"])
+    old._db.execute(
+        "INSERT INTO conversations VALUES (?, ?, ?)", ("u", "c", record.model_dump_json())
+    )
     old.close()
     monkeypatch.setattr(module, "MIGRATIONS", MIGRATIONS)
     store = SQLiteStore(path)
     assert store.applied_migrations() == [name for name, _ in MIGRATIONS]
     assert store.edges_meeting("u", [("PERSON::a", "KNOWS", "PERSON::b")]) == [edge]
+    assert store.get_conversation("u", "c") == record
     store.close()
     indexes = {r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master")}
     assert "edges_by_source_relation" in indexes and "edges_by_source" not in indexes
+
+
+def _hold_write_lock(path, seconds: float):
+    """Another connection that starts writing and keeps its transaction open."""
+    import threading
+
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO owners VALUES ('writer', NULL)")
+    timer = threading.Timer(seconds, lambda: (other.execute("COMMIT"), other.close()))
+    timer.start()
+    return timer
+
+
+def test_readers_never_wait_for_a_writer(tmp_path) -> None:
+    path = tmp_path / "busy.db"
+    SQLiteStore(path).close()
+    timer = _hold_write_lock(path, 3.0)
+    try:
+        reader = SQLiteStore(path)  # opening takes no write lock once migrated
+        assert reader.stats("u").nodes == 0 and reader.export("u").nodes == []
+        assert reader.get_conversation("u", "c") is None
+        reader.close()
+    finally:
+        timer.join()
+
+
+def test_a_writer_waits_a_bounded_time_and_says_so(tmp_path, monkeypatch) -> None:
+    from pegasus.errors import StoreError
+    from pegasus.stores import sqlite as module
+
+    path = tmp_path / "busy.db"
+    SQLiteStore(path).close()
+    monkeypatch.setattr(module, "BUSY_SECONDS", 0.2)
+    writer = SQLiteStore(path)
+    timer = _hold_write_lock(path, 1.0)
+    with pytest.raises(StoreError, match="busy: another process kept writing"):
+        writer.apply("u", Changes(conversations=[Conversation(id="c")]))
+    timer.join()
+    writer.apply("u", Changes(conversations=[Conversation(id="c")]))  # and once it is done
+    assert writer.get_conversation("u", "c") == Conversation(id="c")
+    writer.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [("sqlite://", "names no file"), ("sqlite:///{tmp}/missing/dir/m.db", "does not exist")],
+)
+def test_unusable_urls_are_refused(tmp_path, url: str, problem: str) -> None:
+    from pegasus.errors import ConfigError
+    from pegasus.stores import open_store
+
+    with pytest.raises(ConfigError, match=problem):
+        open_store(url.format(tmp=tmp_path))
+    assert not (tmp_path / "missing").exists()
+
+
+def test_the_default_folder_is_made_on_first_use(tmp_path) -> None:
+    from pegasus.config import data_dir
+    from pegasus.stores import open_store
+
+    assert not data_dir().exists() or data_dir().is_dir()
+    store = open_store(f"sqlite:///{data_dir() / 'memory.db'}")
+    assert (data_dir() / "memory.db").exists()
+    store.close()

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from pegasus.interchange import parse_graph
+from pegasus.stores import Changes
 from pegasus.stores.sqlite import SQLiteStore
 from tests.conftest import SEED_GRAPH
 
@@ -17,7 +18,7 @@ from tests.conftest import SEED_GRAPH
 def test_catch_up_then_clean_stop(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
     store = SQLiteStore(db)
-    store.import_graph("default", parse_graph(SEED_GRAPH.read_text()))
+    store.apply("default", Changes.of_graph(parse_graph(SEED_GRAPH.read_text())))
     store.close()
     env = {**os.environ, "PEGASUS_STORE": f"sqlite:///{db}"}
     process = subprocess.Popen(

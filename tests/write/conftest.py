@@ -64,4 +64,4 @@ def ingest_steps(
 
 @pytest.fixture
 def memory(store: Store, user: str) -> Memory:
-    return Memory(store, user=user)
+    return Memory.open(store, user=user)

@@ -28,6 +28,10 @@ def test_labels_are_repaired_or_dropped() -> None:
     assert relation_label("is the younger sister of") is None  # five words
     assert relation_label("!!!") is None
     assert relation_label("2nd_job") is None
+    # Only spacing and case are repaired: hostile text is dropped, never made a label.
+    assert relation_label("WORKS_AT]->() DELETE r //") is None
+    assert relation_label("KNOWS`) DETACH DELETE n") is None
+    assert relation_label("likes'; DROP TABLE edges;--") is None
 
 
 def test_repairs_are_noted() -> None:

@@ -77,7 +77,7 @@ LIVES = {"source": "Ann", "relation": "lives in", "target": "Oslo", "snippet": "
 
 
 def test_a_model_without_tools_answers_in_json(memory: Memory, serve) -> None:
-    memory.settings = memory.settings.model_copy(update={"llm_tools": False})
+    memory.core.settings = memory.settings.model_copy(update={"llm_tools": False})
     server = serve(sequence([Step(content="Sure! " + json_answer([ANN, OSLO], [LIVES]))]))
     report = memory.ingest(chat("I live in Oslo"), llm=llm_for(server))
     assert "tools" not in server.requests[0]
@@ -97,7 +97,7 @@ def test_a_refusal_of_tools_falls_back_to_json(memory: Memory, serve) -> None:
 
 
 def test_garbage_json_twice_is_an_error_and_stores_nothing(memory: Memory, serve) -> None:
-    memory.settings = memory.settings.model_copy(update={"llm_tools": False})
+    memory.core.settings = memory.settings.model_copy(update={"llm_tools": False})
     server = serve(sequence([Step(content="{'not': json"), Step(content="still [not json")]))
     with pytest.raises(LLMError, match="no usable JSON"):
         memory.ingest(chat("I live in Oslo"), llm=llm_for(server))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from pegasus.errors import ConfigError
 from pegasus.llm.scripted import by_round, recorded_rounds
 from pegasus.memory import Memory
 from pegasus.write.transcript import parse_transcript, read_transcript
@@ -109,7 +110,7 @@ def test_pegasus_ingest_without_a_model_says_what_to_set(capsys, tmp_path, monke
     monkeypatch.delenv("PEGASUS_LLM_MODEL", raising=False)
     result = run_cli(capsys, "--store", f"sqlite:///{tmp_path / 'm.db'}", "ingest",
                      str(SEED_CONVERSATION))  # fmt: skip
-    assert result.code == 1 and "PEGASUS_LLM_BASE_URL" in result.err
+    assert result.code == ConfigError.exit_code and "PEGASUS_LLM_BASE_URL" in result.err
     assert read_transcript(SEED_CONVERSATION).id == "seed-trevor-1"
 
 

@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from pegasus.config import load_settings
-from pegasus.errors import ConfigError, LLMError
+from pegasus.errors import ConfigError, LLMError, LLMRequestError
 from pegasus.llm import LLM, LLMConfig
 from pegasus.llm.scripted import Step, sequence
 from tests.write.conftest import llm_for
@@ -45,6 +45,16 @@ def test_a_refusal_is_not_retried(serve) -> None:
     with pytest.raises(LLMError, match=r"127\.0\.0\.1.*401 bad key"):
         llm_for(server).chat(HELLO)
     assert len(server.requests) == 1
+
+
+def test_a_bad_request_is_its_own_error(serve) -> None:
+    server = serve(sequence([Step(status=400, content="tools are not supported")]))
+    with pytest.raises(LLMRequestError, match=r"400 tools are not supported"):
+        llm_for(server).chat(HELLO, tools=[{"type": "function"}])
+    server = serve(sequence([Step(status=401, content="bad key")]))
+    with pytest.raises(LLMError) as caught:
+        llm_for(server).chat(HELLO)
+    assert not isinstance(caught.value, LLMRequestError)
 
 
 def test_a_slow_endpoint_times_out(serve) -> None:
