@@ -11,6 +11,7 @@ memory is one :meth:`Store.apply`; every result is a pydantic model.
 from __future__ import annotations
 
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +34,25 @@ from pegasus.write.forget import Forgetting, forget_conversation, forget_edge, f
 from pegasus.write.imports import ImportReport, merge_import
 from pegasus.write.pipeline import Ingestor, IngestReport
 from pegasus.write.transcript import Transcript, read_transcript
+
+MAX_OWNER_CHARS = 200
+
+
+def owner_name(user: str) -> str:
+    """A memory owner's name as stored: NFC (two spellings of one visible name are one
+    owner), trimmed; empty names, control characters, lone surrogates and very long names are
+    refused.
+    Names are compared exactly otherwise: "Alice" and "alice" are two owners."""
+    name = unicodedata.normalize("NFC", user).strip() if isinstance(user, str) else ""
+    if not name:
+        raise ValidationError("a memory owner (user) must be named")
+    if len(name) > MAX_OWNER_CHARS:
+        raise ValidationError(f"a user name has at most {MAX_OWNER_CHARS} characters")
+    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in name):
+        raise ValidationError(
+            f"user {user!r}: a user name has no control characters or lone surrogates"
+        )
+    return name
 
 
 class Pegasus:
@@ -98,9 +118,7 @@ class Memory:
     """One memory owner's view of a :class:`Pegasus` core."""
 
     def __init__(self, core: Pegasus, user: str) -> None:
-        if not user or not user.strip():
-            raise ValidationError("a memory owner (user) must be named")
-        self.core, self.user = core, user
+        self.core, self.user = core, owner_name(user)
         self._owns_core = False
 
     @classmethod

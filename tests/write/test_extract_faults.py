@@ -115,9 +115,9 @@ ROUNDS = [
 
 
 def test_a_timeout_midway_loses_nothing_and_the_rerun_resumes(memory: Memory, serve) -> None:
-    slow = serve(sequence([ROUNDS[0], ROUNDS[1], *[Step(sleep=1.0, content="late")] * 3]))
+    slow = serve(sequence([ROUNDS[0], ROUNDS[1], *[Step(sleep=0.4, content="late")] * 3]))
     with pytest.raises(LLMError, match="timed out"):
-        memory.ingest(chat("..."), llm=llm_for(slow, timeout=0.3, retries=1))
+        memory.ingest(chat("..."), llm=llm_for(slow, timeout=0.1, retries=1))
     assert memory.export().nodes == []  # nothing half-written into the graph
     record = memory.store.get_conversation(memory.user, "c1")
     assert record.turns_ingested == 0 and len(record.journal) > 3  # the work so far is kept

@@ -58,9 +58,9 @@ def test_a_bad_request_is_its_own_error(serve) -> None:
 
 
 def test_a_slow_endpoint_times_out(serve) -> None:
-    server = serve(sequence([Step(sleep=2.0, content="late")] * 2))
-    with pytest.raises(LLMError, match="timed out after 0.3 s"):
-        llm_for(server, timeout=0.3, retries=1).chat(HELLO)
+    server = serve(sequence([Step(sleep=0.4, content="late")] * 2))
+    with pytest.raises(LLMError, match="timed out after 0.1 s"):
+        llm_for(server, timeout=0.1, retries=1).chat(HELLO)
 
 
 def test_garbage_instead_of_a_completion(serve) -> None:
