@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -30,31 +31,31 @@ class Embedder(ABC):
 
 
 class CachedEmbedder(Embedder):
-    """Remembers recent texts so the same word is never embedded twice."""
+    """Remembers recent texts so the same word is never embedded twice. Safe to share
+    between threads: the cache is locked, the model runs outside the lock."""
 
     def __init__(self, inner: Embedder, size: int = CACHE_SIZE) -> None:
         self.inner = inner
         self.name = inner.name
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._size = size
+        self._lock = threading.Lock()
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        fresh = dict(zip(missing, self.inner.embed_batch(missing), strict=True)) if missing else {}
-        rows = []
-        for text in texts:
-            if text in fresh:
-                rows.append(fresh[text])
-            else:
+        wanted = list(dict.fromkeys(texts))
+        with self._lock:
+            known = {text: self._cache[text] for text in wanted if text in self._cache}
+            for text in known:
                 self._cache.move_to_end(text)
-                rows.append(self._cache[text])
-        # Remembered after reading: a batch larger than the cache (a whole graph's
-        # keys) would otherwise push out its own first texts before they are read.
-        for text, vector in fresh.items():
-            self._cache[text] = vector
-            if len(self._cache) > self._size:
-                self._cache.popitem(last=False)
-        return np.vstack(rows) if rows else np.zeros((0, 0), np.float32)
+        missing = [text for text in wanted if text not in known]
+        fresh = dict(zip(missing, self.inner.embed_batch(missing), strict=True)) if missing else {}
+        with self._lock:
+            for text, vector in fresh.items():
+                self._cache[text] = vector
+                if len(self._cache) > self._size:
+                    self._cache.popitem(last=False)
+        known |= fresh
+        return np.vstack([known[text] for text in texts]) if texts else np.zeros((0, 0), np.float32)
 
 
 def _bundled_path(model: str) -> str:
@@ -73,28 +74,34 @@ class SentenceTransformerEmbedder(Embedder):
         self.name = model
         self.device = device
         self._model = None
+        self._loading = threading.Lock()
 
     def _load(self):  # noqa: ANN202 (sentence_transformers is imported lazily)
-        if self._model is None:
-            path = _bundled_path(self.name)
-            # Weights come from the package or a local path, never from a hub at run time.
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
+        with self._loading:  # one load, however many threads ask at once
+            if self._model is None:
+                path = _bundled_path(self.name)
+                # Weights come from the package or a local path, never from a hub at run time.
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+                from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as transformers_logging
 
-            transformers_logging.disable_progress_bar()
-            transformers_logging.set_verbosity_error()
+                transformers_logging.disable_progress_bar()
+                transformers_logging.set_verbosity_error()
 
-            try:
-                self._model = SentenceTransformer(path, device=self.device)
-            except (OSError, ValueError) as exc:
-                hint = "" if Path(path).exists() else " (not a local path: is the model installed?)"
-                raise ConfigError(
-                    f"cannot load embedding model {self.name!r}{hint}: {exc}"
-                ) from exc
-        return self._model
+                try:
+                    self._model = SentenceTransformer(path, device=self.device)
+                except (OSError, ValueError) as exc:
+                    hint = (
+                        ""
+                        if Path(path).exists()
+                        else " (not a local path: is the model installed?)"
+                    )
+                    raise ConfigError(
+                        f"cannot load embedding model {self.name!r}{hint}: {exc}"
+                    ) from exc
+            return self._model
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -11,6 +11,7 @@ nearer to this query than to ordinary words before it counts.
 from __future__ import annotations
 
 import hashlib
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -40,8 +41,13 @@ class Ordinariness:
         # The reference centred on the last mean seen: the mean moves only when keys do.
         self._centred: tuple[bytes, np.ndarray] | None = None
         self._by_key: dict[str, float] = {}
+        self._lock = threading.RLock()
 
     def _vocabulary(self) -> np.ndarray:
+        with self._lock:
+            return self._matrix if self._matrix is not None else self._load_vocabulary()
+
+    def _load_vocabulary(self) -> np.ndarray:
         if self._matrix is None:
             words = reference_words()
             digest = hashlib.sha256(("\n".join(words) + self.embedder.name).encode()).hexdigest()
@@ -57,23 +63,26 @@ class Ordinariness:
     def of(self, vectors: np.ndarray, centre: np.ndarray | None = None) -> np.ndarray:
         """One value per row: mean cosine to the ``NEIGHBOURS`` nearest reference words,
         after subtracting ``centre`` from both sides."""
-        reference = self._vocabulary()
-        rows = np.atleast_2d(vectors).astype(np.float32)
-        if centre is not None:
-            reference = self._centred_reference(reference, centre)
-            rows = _unit(rows - centre)
-        sims = rows @ reference.T
+        with self._lock:
+            reference = self._vocabulary()
+            rows = np.atleast_2d(vectors).astype(np.float32)
+            if centre is not None:
+                reference = self._centred_reference(reference, centre)
+                rows = _unit(rows - centre)
+            sims = rows @ reference.T
         k = min(NEIGHBOURS, sims.shape[1])
         return np.partition(sims, -k, axis=1)[:, -k:].mean(axis=1)
 
     def of_keys(self, ids: list[str], vectors: np.ndarray, centre: np.ndarray) -> np.ndarray:
-        """Like :meth:`of`, remembered per key id while the centre stays put."""
-        self._centred_reference(self._vocabulary(), centre)
-        missing = [i for i, key_id in enumerate(ids) if key_id not in self._by_key]
-        if missing:
-            values = self.of(vectors[missing], centre)
-            self._by_key.update(zip((ids[i] for i in missing), values.tolist(), strict=True))
-        return np.asarray([self._by_key[key_id] for key_id in ids])
+        """Like :meth:`of`, remembered per key id while the centre stays put. Locked:
+        threads recalling for owners with other centres share one reference."""
+        with self._lock:
+            self._centred_reference(self._vocabulary(), centre)
+            missing = [i for i, key_id in enumerate(ids) if key_id not in self._by_key]
+            if missing:
+                values = self.of(vectors[missing], centre)
+                self._by_key.update(zip((ids[i] for i in missing), values.tolist(), strict=True))
+            return np.asarray([self._by_key[key_id] for key_id in ids])
 
     def _centred_reference(self, reference: np.ndarray, centre: np.ndarray) -> np.ndarray:
         tag = np.asarray(centre, np.float32).tobytes()
