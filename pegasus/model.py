@@ -72,9 +72,32 @@ def aware(value: datetime | None) -> datetime | None:
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+# Halves of a UTF-16 pair with no other half (JSON can carry them): not text, and no
+# store can encode them.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def clean_text(value: str) -> str:
     # NFC keeps visually equal names equal; stray control characters never belong in a name.
-    return CONTROL.sub("", unicodedata.normalize("NFC", value)).strip()
+    text = LONE_SURROGATE.sub("\ufffd", value)
+    return CONTROL.sub("", unicodedata.normalize("NFC", text)).strip()
+
+
+# Invisible marks that make one visible name two: zero-width space, word joiner, byte
+# order mark, direction marks, embeddings and isolates. (The zero-width joiner and
+# non-joiner stay: some scripts and emoji need them.)
+INVISIBLE = re.compile("[\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+
+
+def clean_name(value: str) -> str:
+    """A name as stored: compatibility forms folded (full-width 'Ｊｏｓｈ' is 'Josh'),
+    invisible marks removed, then as :func:`clean_text`."""
+    return clean_text(INVISIBLE.sub("", unicodedata.normalize("NFKC", value)))
+
+
+def name_key(name: str) -> str:
+    """What two names must share to be the same name: case and spacing aside."""
+    return " ".join(clean_name(name).casefold().split())
 
 
 def _non_empty(value: str) -> str:
@@ -107,7 +130,9 @@ def _flat_properties(value: Any) -> dict[str, str]:
             raise ValueError(f"property {key!r} must be a plain value, not a nested structure")
         if item is None:
             continue
-        flat[clean_text(key)] = item if isinstance(item, str) else str(item)
+        flat[clean_text(key)] = LONE_SURROGATE.sub(
+            "\ufffd", item if isinstance(item, str) else str(item)
+        )
     return flat
 
 
@@ -122,7 +147,30 @@ def _unique_texts(values: list[str]) -> list[str]:
     return out
 
 
+# Names and ids are indexed (Neo4j refuses index entries of a few kB, SQLite does not):
+# one limit on both stores, checked before anything is written.
+MAX_NAME_CHARS = 200
+MAX_ID_CHARS = 400
+
+
+def _at_most(limit: int) -> AfterValidator:
+    def check(value: str) -> str:
+        if len(value) > limit:
+            raise ValueError(f"at most {limit} characters, not {len(value):,}")
+        return value
+
+    return AfterValidator(check)
+
+
 Text = Annotated[str, AfterValidator(_non_empty)]
+
+
+def _name(value: str) -> str:
+    return _non_empty(clean_name(value))
+
+
+Name = Annotated[str, AfterValidator(_name), _at_most(MAX_NAME_CHARS)]
+Id = Annotated[str, AfterValidator(_non_empty), _at_most(MAX_ID_CHARS)]
 Properties = Annotated[dict[str, str], Field(default_factory=dict)]
 Score = Annotated[float, Field(ge=0.0, le=1.0)]
 Strength = Annotated[float, Field(ge=0.0, le=MAX_STRENGTH)]
@@ -200,8 +248,8 @@ class _Record(BaseModel):
 class Node(_Record):
     """An entity (person, place, thing...). Memories attach to it; it never decays."""
 
-    id: Text
-    name: Text
+    id: Id
+    name: Name
     kind: Kind
     aliases: list[str] = Field(default_factory=list)
     properties: Properties
@@ -223,10 +271,19 @@ class Node(_Record):
     def _props(cls, value: Any) -> dict[str, str]:
         return _flat_properties(value)
 
-    @field_validator("aliases", "conversations", mode="after")
+    @field_validator("conversations", mode="after")
     @classmethod
     def _dedupe(cls, value: list[str]) -> list[str]:
         return _unique_texts(value)
+
+    @field_validator("aliases", mode="after")
+    @classmethod
+    def _aliases(cls, value: list[str]) -> list[str]:
+        value = _unique_texts([clean_name(alias) for alias in value])
+        for alias in value:
+            if len(alias) > MAX_NAME_CHARS:
+                raise ValueError(f"alias {alias[:30]!r}...: at most {MAX_NAME_CHARS} characters")
+        return value
 
     @model_validator(mode="after")
     def _alias_is_not_name(self) -> Node:
@@ -244,9 +301,9 @@ class Node(_Record):
 class Edge(_Record):
     """A claim between two nodes, carrying the user's own words: the memory itself."""
 
-    id: Text
-    source: Text
-    target: Text
+    id: Id
+    source: Id
+    target: Id
     relation: str
     strength: Strength = MAX_STRENGTH
     strength0: Strength = MAX_STRENGTH
@@ -299,7 +356,7 @@ class Edge(_Record):
 class Conversation(_Record):
     """What Pegasus keeps of a conversation: when, what about, and ingestion state."""
 
-    id: Text
+    id: Id
     started_at: datetime | None = None
     ended_at: datetime | None = None
     summary: str = ""
@@ -323,9 +380,9 @@ class Conversation(_Record):
 class EmbeddingKey(_Record):
     """One searchable text: a node's name or alias, or a relation label as a phrase."""
 
-    id: Text
-    text: Text
-    ref: Text  # the node id, or the relation label
+    id: Text  # "node|<node id>|<name>": both bounded
+    text: Name
+    ref: Id  # the node id, or the relation label
     kind: str = Field(pattern=r"^(node|relation)$")
     vector: Sequence[float]  # a list, or a read-only numpy row from a store's search
 

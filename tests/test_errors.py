@@ -199,3 +199,12 @@ def test_no_arguments_print_the_help_only(capsys) -> None:
     assert result.code == 2
     assert "Usage: " in result.out and "Commands" in result.out
     assert result.err == ""
+
+
+def test_version(capsys) -> None:
+    from importlib.metadata import version
+
+    from tests.cli_helpers import run_cli
+
+    result = run_cli(capsys, "--version")
+    assert result.code == 0 and result.out.strip() == f"pegasus {version('pegasus-memory')}"

@@ -48,6 +48,14 @@ class Context:
             self._memory.close()
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"pegasus {version('pegasus-memory')}")
+        raise typer.Exit()
+
+
 @app.callback()
 def main_options(
     ctx: typer.Context,
@@ -63,6 +71,12 @@ def main_options(
         typer.Option(envvar="PEGASUS_USER", help="Whose memory (default: 'default')."),
     ] = None,
     debug: Annotated[bool, typer.Option(help="Show a traceback on errors.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     context = Context(store=store, user=user, debug=debug)
     ctx.obj = context

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from pegasus.model import Kind, clean_text
+from pegasus.model import MAX_NAME_CHARS, Kind, clean_name, clean_text
 from pegasus.prompts import prompt_text
 
 
@@ -15,6 +15,10 @@ def _text(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError("must be text")
     return clean_text(value)
+
+
+def _name(value: Any) -> str:
+    return clean_name(_text(value))
 
 
 def _flat(value: Any) -> dict[str, str]:
@@ -38,14 +42,14 @@ class _Args(BaseModel):
 
 
 class AddEntity(_Args):
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     kind: str
-    aliases: list[str] = Field(default_factory=list)
+    aliases: list[Annotated[str, Field(max_length=MAX_NAME_CHARS)]] = Field(default_factory=list)
     properties: dict[str, str] = Field(default_factory=dict)
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
     same_as: str | None = None  # the model's guess at a known entity: only ever a review
 
-    _name = field_validator("name", mode="before")(_text)
+    _name = field_validator("name", mode="before")(_name)
     _props = field_validator("properties", mode="before")(_flat)
 
     @field_validator("kind", mode="before")
@@ -63,13 +67,13 @@ class AddEntity(_Args):
             return []
         if isinstance(value, str):
             value = [value]
-        return [clean_text(str(v)) for v in value if str(v).strip()]
+        return [clean_name(str(v)) for v in value if str(v).strip()]
 
 
 class AddRelation(_Args):
-    source: str = Field(min_length=1)
+    source: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     relation: str = Field(min_length=1)
-    target: str = Field(min_length=1)
+    target: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     snippet: str = Field(min_length=1)
     stability: str = "stable"
     cardinality: str = "one_to_many"
@@ -78,9 +82,9 @@ class AddRelation(_Args):
     properties: dict[str, str] = Field(default_factory=dict)
     expires_at: str | None = None
 
+    _names = field_validator("source", "target", mode="before")(_name)
     _texts = field_validator(
-        "source", "relation", "target", "snippet", "stability", "cardinality", "evidence",
-        mode="before",
+        "relation", "snippet", "stability", "cardinality", "evidence", mode="before"
     )(_text)  # fmt: skip
     _props = field_validator("properties", mode="before")(_flat)
 

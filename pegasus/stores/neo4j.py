@@ -25,7 +25,7 @@ from neo4j.time import DateTime
 from pegasus.config import Settings
 from pegasus.errors import StoreError, ValidationError
 from pegasus.interchange import Graph
-from pegasus.model import Conversation, Edge, EmbeddingKey, Node, check_relation
+from pegasus.model import Conversation, Edge, EmbeddingKey, Node, check_relation, name_key
 from pegasus.stores.base import Changes, DecayReport, Stats, Store, check_changes, check_hops
 from pegasus.time.decay import DecayRule
 
@@ -92,7 +92,7 @@ def _times(record: Node | Edge, fields: tuple[str, ...]) -> dict[str, str | None
 def _node_props(user: str, node: Node) -> dict[str, Any]:
     data = node.model_dump(exclude={"properties", *NODE_TIMES})
     data["kind"] = node.kind.value
-    data["names_folded"] = [name.casefold() for name in node.names]
+    data["names_folded"] = [name_key(name) for name in node.names]
     return {"user": user, **data, **_flatten(node.properties)}
 
 
@@ -343,7 +343,7 @@ class Neo4jStore(Store):
         return records[0]["self_id"] if records else None
 
     def find_nodes_named(self, user: str, names: Iterable[str]) -> list[Node]:
-        folded = [name for name in dict.fromkeys(n.strip().casefold() for n in names) if name]
+        folded = [name for name in dict.fromkeys(name_key(n) for n in names) if name]
         found: dict[str, Node] = {}
         for chunk in _batches(folded, NAMES_PER_QUERY):
             query = " OR ".join(_lucene_term(name) for name in chunk)

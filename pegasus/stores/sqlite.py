@@ -30,6 +30,7 @@ from pegasus.model import (
     Node,
     Stability,
     check_relation,
+    name_key,
 )
 from pegasus.stores.base import Changes, DecayReport, Stats, Store, check_changes, check_hops
 from pegasus.time.decay import SECONDS_PER_DAY, DecayRule, decayed
@@ -374,7 +375,7 @@ class SQLiteStore(Store):
             )
         db.executemany(
             "INSERT OR IGNORE INTO node_names VALUES (?, ?, ?)",
-            [(user, n.id, name.casefold()) for n in nodes for name in n.names],
+            [(user, n.id, name_key(name)) for n in nodes for name in n.names],
         )
 
     def _write_edges(self, db: sqlite3.Connection, user: str, edges: Sequence[Edge]) -> None:
@@ -528,7 +529,7 @@ class SQLiteStore(Store):
         return rows[0][0] if rows else None
 
     def find_nodes_named(self, user: str, names: Iterable[str]) -> list[Node]:
-        folded = list(dict.fromkeys(name.strip().casefold() for name in names))
+        folded = list(dict.fromkeys(name_key(name) for name in names))
         rows = self._select_in(
             "SELECT n.* FROM node_names AS nn JOIN nodes AS n ON n.user = nn.user "
             "AND n.id = nn.node_id WHERE nn.user = ? AND nn.name IN ({marks})",

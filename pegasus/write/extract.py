@@ -24,7 +24,7 @@ import pydantic
 
 from pegasus.errors import LLMError, LLMRequestError
 from pegasus.llm import LLM, Reply, ToolCall
-from pegasus.model import Conversation, Node
+from pegasus.model import LONE_SURROGATE, Conversation, Node
 from pegasus.prompts.extract import ARGUMENTS, TOOLS, AddEntity, AddRelation, Finish
 from pegasus.prompts.extract import system_prompt as extract_prompt
 from pegasus.stores import Changes, Store
@@ -40,6 +40,11 @@ NUDGE = (
 )
 
 
+def _line(entry: dict[str, Any]) -> str:
+    # A model's reply may carry lone surrogates (JSON allows them): no store encodes one.
+    return LONE_SURROGATE.sub("\ufffd", json.dumps(entry, ensure_ascii=False))
+
+
 class Journal:
     """The extraction journal of a conversation; every entry is stored as it comes,
     appended to what is stored (the record itself is not rewritten)."""
@@ -49,14 +54,14 @@ class Journal:
         self.entries: list[dict[str, Any]] = [json.loads(line) for line in record.journal]
 
     def append(self, entry: dict[str, Any]) -> None:
-        line = json.dumps(entry, ensure_ascii=False)
+        line = _line(entry)
         self.store.apply(self.user, Changes(journal={self.record.id: [line]}))
         self.record = self.record.model_copy(update={"journal": [*self.record.journal, line]})
         self.entries.append(entry)
 
     def restart(self, entry: dict[str, Any]) -> None:
         """Discard what is journaled and start again with ``entry``."""
-        line = json.dumps(entry, ensure_ascii=False)
+        line = _line(entry)
         self.record = self.record.evolve(journal=[line])
         self.store.apply(self.user, Changes(conversations=[self.record]))
         self.entries = [entry]

@@ -15,7 +15,7 @@ from functools import cache
 from nicknames import NickNamer
 from rapidfuzz.distance import Levenshtein
 
-from pegasus.model import Kind, Node
+from pegasus.model import Kind, Node, name_key
 from pegasus.recall.text import words
 
 EDIT_SIMILARITY = 0.80  # one minus normalised edit distance, above which names resemble
@@ -42,7 +42,7 @@ def _namer() -> NickNamer:
 
 
 def fold(name: str) -> str:
-    return " ".join(name.casefold().split())
+    return name_key(name)
 
 
 def nickname_forms(name: str) -> set[str]:
