@@ -161,6 +161,10 @@ class Memory:
     def rule(self) -> DecayRule:
         return self.core.rule
 
+    @property
+    def embedder(self) -> Embedder:
+        return self.core.embedder
+
     # --- interchange ------------------------------------------------------------
     def import_graph(self, graph: Graph, index: bool = True) -> ImportReport:
         """Write a checked graph in one transaction, merged into what the memory
@@ -176,7 +180,7 @@ class Memory:
         merged, report = merge_import(
             graph, nodes, edges, conversations, self.store.get_self(self.user)
         )
-        keys = missing_keys(self.store, self.user, self.core.embedder, merged)[0] if index else []
+        keys = missing_keys(self.store, self.user, self.embedder, merged)[0] if index else []
         report.keys = len(keys)
         self.store.apply(self.user, Changes.of_graph(merged, keys))
         return report
@@ -218,7 +222,7 @@ class Memory:
     # --- recall and time ----------------------------------------------------------
     def sync_keys(self) -> tuple[int, int]:
         """Bring the embedding keys in line with the graph: (added, removed)."""
-        return sync_keys(self.store, self.user, self.core.embedder)
+        return sync_keys(self.store, self.user, self.embedder)
 
     def recaller(self, settings: RecallSettings = DEFAULT) -> Recaller:
         return self.core.recaller(settings)
@@ -279,7 +283,7 @@ class Memory:
         ingestor = Ingestor(
             self.store,
             self.user,
-            self.core.embedder,
+            self.embedder,
             self.recaller(WRITE_CONTEXT),
             llm,
             use_tools=self.settings.llm_tools,
