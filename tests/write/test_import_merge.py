@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from pegasus.interchange import Graph
 from pegasus.llm.scripted import by_round, recorded_rounds
 from pegasus.memory import Memory
@@ -67,3 +69,15 @@ def test_ingest_then_import_keeps_the_citations(memory: Memory, serve) -> None:
     plan = memory.plan_forget(conversation="seed-trevor-1")
     memory.forget(plan)
     assert memory.export().edges == []
+
+
+def test_an_import_whose_embedding_fails_writes_nothing(memory: Memory, monkeypatch) -> None:
+    from pegasus.errors import ConfigError
+
+    def broken(texts):
+        raise ConfigError("cannot load embedding model")
+
+    monkeypatch.setattr(memory.embedder, "embed_batch", broken)
+    with pytest.raises(ConfigError):
+        memory.import_file(SEED_GRAPH)
+    assert memory.export().nodes == [] and memory.store.list_keys(memory.user) == []
