@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Self
@@ -191,6 +192,14 @@ def _invalid(model: type[BaseModel], exc: pydantic.ValidationError) -> Validatio
     return ValidationError(message)
 
 
+@contextmanager
+def _translated(model: type[BaseModel]) -> Iterator[None]:
+    try:
+        yield
+    except pydantic.ValidationError as exc:
+        raise _invalid(model, exc) from exc
+
+
 class _Record(BaseModel):
     """Base of the records: every way of building or validating one raises
     :class:`pegasus.ValidationError` (pydantic's error is its ``__cause__``);
@@ -199,10 +208,8 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=False)
 
     def __init__(self, /, **data: Any) -> None:
-        try:
+        with _translated(type(self)):
             self.__pydantic_validator__.validate_python(data, self_instance=self)
-        except pydantic.ValidationError as exc:
-            raise _invalid(type(self), exc) from exc
 
     # Marked as pydantic's own __init__ so that model_validate and nested fields keep
     # validating in pydantic-core instead of calling back into Python.
@@ -210,30 +217,22 @@ class _Record(BaseModel):
 
     @classmethod
     def model_validate(cls, obj: Any, **options: Any) -> Self:
-        try:
+        with _translated(cls):
             return super().model_validate(obj, **options)
-        except pydantic.ValidationError as exc:
-            raise _invalid(cls, exc) from exc
 
     @classmethod
     def model_validate_json(cls, json_data: str | bytes | bytearray, **options: Any) -> Self:
-        try:
+        with _translated(cls):
             return super().model_validate_json(json_data, **options)
-        except pydantic.ValidationError as exc:
-            raise _invalid(cls, exc) from exc
 
     @classmethod
     def model_validate_strings(cls, obj: Any, **options: Any) -> Self:
-        try:
+        with _translated(cls):
             return super().model_validate_strings(obj, **options)
-        except pydantic.ValidationError as exc:
-            raise _invalid(cls, exc) from exc
 
     def __setattr__(self, name: str, value: Any) -> None:
-        try:
+        with _translated(type(self)):  # validate_assignment
             super().__setattr__(name, value)
-        except pydantic.ValidationError as exc:  # validate_assignment
-            raise _invalid(type(self), exc) from exc
 
     def evolve(self, **changes: Any) -> Self:
         """A validated copy with ``changes`` applied (``model_copy`` skips validation)."""
