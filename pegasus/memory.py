@@ -253,8 +253,8 @@ class Memory:
         self.store.apply(
             self.user,
             Changes(
-                edges=[reinforced_edge(edge, now, self.rule) for edge in edges],
-                conversations=[record.evolve(closed_at=now)],
+                strengths=[reinforced_edge(edge, now, self.rule) for edge in edges],
+                closed={conversation_id: now},
                 used_done={conversation_id: record.used_edges},
             ),
         )

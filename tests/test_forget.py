@@ -96,3 +96,20 @@ def test_forget_asks_first(capsys, tmp_path) -> None:
     assert done.code == 0 and "forgotten" in done.out
     missing = run_cli(capsys, "--store", url, "show", "Joshua")
     assert missing.code == NotFoundError.exit_code and "no entity named 'Joshua'" in missing.err
+
+
+def test_a_claim_revived_and_changed_is_written_once(store, user) -> None:
+    from pegasus.model import Edge, Node
+    from pegasus.stores import Changes
+
+    memory = Memory.open(store, user=user)
+    p, x, y = (Node(id=f"PLACE::{n}", name=n, kind="PLACE") for n in ("p", "x", "y"))
+    lives_x = Edge(id="p-x", source=p.id, target=x.id, relation="LIVES_IN", snippet="x")
+    lives_y = Edge(
+        id="p-y", source=p.id, target=y.id, relation="LIVES_IN", snippet="y", superseded_by="p-x"
+    )
+    near = Edge(id="y-x", source=y.id, target=x.id, relation="NEAR", snippet="near")
+    store.apply(user, Changes(nodes=[p, x, y], edges=[lives_x, lives_y, near]))
+    memory.forget(memory.plan_forget(node="x"))
+    left = [e for e in memory.export().edges if e.id == "p-y"]
+    assert len(left) == 1 and left[0].superseded_by is None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
@@ -38,7 +38,8 @@ class Changes:
 
     Applied in this order, in one transaction: deletes (keys, edges, nodes with
     their edges and keys, conversation records), then upserts (nodes, edges,
-    conversation records, keys, the self node), then the conversation merges.
+    conversation records, keys, the self node), then the merges (journal lines,
+    used edges, closing times, strengths).
 
     A conversation upsert replaces every field of the record except
     ``used_edges``, which it adds to: only ``used_done`` removes a used edge, so
@@ -60,6 +61,12 @@ class Changes:
     used: dict[str, list[str]] = field(default_factory=dict)
     # conversation id -> edge ids a close reinforced (removed from used_edges)
     used_done: dict[str, list[str]] = field(default_factory=dict)
+    # conversation id -> when it was closed (the rest of the record is left alone)
+    closed: dict[str, datetime] = field(default_factory=dict)
+    # stored edges of which only strength, strength0, touched_at, dormant and expired
+    # are written: a close's reinforcement never overwrites what a concurrent ingest
+    # added to the same claims
+    strengths: Sequence[Edge] = ()
 
     @classmethod
     def of_graph(cls, graph: Graph, keys: Sequence[EmbeddingKey] = ()) -> Changes:
@@ -71,7 +78,8 @@ class Changes:
         return any(
             (self.nodes, self.edges, self.conversations, self.keys, self.self_id,
              self.delete_nodes, self.delete_edges, self.delete_conversations,
-             self.delete_keys, self.journal, self.used, self.used_done)
+             self.delete_keys, self.journal, self.used, self.used_done, self.closed,
+             self.strengths)
         )  # fmt: skip
 
 
@@ -99,15 +107,29 @@ def check_hops(hops: int) -> int:
     return hops
 
 
-def check_changes(changes: Changes) -> None:
-    """What every store refuses before it writes anything: keys of invalid
-    relation labels, and journal or used-edge entries without a conversation id."""
+def checked(changes: Changes) -> Changes:
+    """What every store does before it writes anything: refuse keys of invalid
+    relation labels and merges without a conversation id, and keep one record per id
+    (the last), so that no store can write one id twice."""
     for key in changes.keys:
         if key.kind == "relation":
             check_relation(key.ref)
-    for mapping in (changes.journal, changes.used, changes.used_done):
+    for mapping in (changes.journal, changes.used, changes.used_done, changes.closed):
         if any(not conversation for conversation in mapping):
             raise ValidationError("a conversation id must not be empty")
+
+    def last(records: Sequence) -> list:
+        return list({record.id: record for record in records}.values())
+
+    return replace(
+        changes,
+        nodes=last(changes.nodes),
+        edges=last(changes.edges),
+        conversations=last(changes.conversations),
+        keys=last(changes.keys),
+        strengths=last(changes.strengths),
+        used={c: list(dict.fromkeys(ids)) for c, ids in changes.used.items()},
+    )
 
 
 class Store(ABC):

@@ -25,8 +25,16 @@ from neo4j.time import DateTime
 from pegasus.config import Settings
 from pegasus.errors import StoreError, ValidationError
 from pegasus.interchange import Graph
-from pegasus.model import Conversation, Edge, EmbeddingKey, Node, check_relation, name_key
-from pegasus.stores.base import Changes, DecayReport, Stats, Store, check_changes, check_hops
+from pegasus.model import (
+    Conversation,
+    Edge,
+    EmbeddingKey,
+    Node,
+    check_relation,
+    edge_id,
+    name_key,
+)
+from pegasus.stores.base import Changes, DecayReport, Stats, Store, check_hops, checked
 from pegasus.time.decay import DecayRule
 
 PROPERTY_PREFIX = "prop."
@@ -210,7 +218,7 @@ class Neo4jStore(Store):
 
     # --- the one write ------------------------------------------------------------
     def apply(self, user: str, changes: Changes) -> None:
-        check_changes(changes)
+        changes = checked(changes)
         if changes:
             self._write(lambda tx: self._apply(tx, user, changes))
 
@@ -237,8 +245,9 @@ class Neo4jStore(Store):
             tx.run(cypher("self_set"), user=user, node_id=changes.self_id).consume()
         self._merge_conversations(tx, user, changes)
 
-    @staticmethod
-    def _merge_conversations(tx: neo4j.ManagedTransaction, user: str, changes: Changes) -> None:
+    def _merge_conversations(
+        self, tx: neo4j.ManagedTransaction, user: str, changes: Changes
+    ) -> None:
         for statement, mapping, field in (
             ("journal_append", changes.journal, "lines"),
             ("used_add", changes.used, "ids"),
@@ -247,6 +256,18 @@ class Neo4jStore(Store):
             rows = [{"id": key, field: list(values)} for key, values in mapping.items()]
             if rows:
                 tx.run(cypher(statement), user=user, rows=rows).consume()
+        if changes.closed:
+            rows = [{"id": key, "at": at.isoformat()} for key, at in changes.closed.items()]
+            tx.run(cypher("conversation_closed"), user=user, rows=rows).consume()
+        if changes.strengths:
+            where = self._locate_edges(tx, user, [e.id for e in changes.strengths])
+            rows = [
+                {"ref": where[e.id], "strength": e.strength, "strength0": e.strength0,
+                 "touched_at": e.touched_at.isoformat(), "dormant": e.dormant,
+                 "expired": e.expired}
+                for e in changes.strengths if e.id in where
+            ]  # fmt: skip
+            tx.run(cypher("edge_strengths"), user=user, rows=rows).consume()
 
     @staticmethod
     def _tx_nodes(tx: neo4j.ManagedTransaction, user: str, nodes: Sequence[Node]) -> None:
@@ -268,6 +289,12 @@ class Neo4jStore(Store):
                     raise ValidationError(
                         f"edge {edge.id!r} points to {end!r}, which is not a node"
                     )
+        # edge_clear finds stored versions between the new ends. An id that does not
+        # name its ends (an imported file's own) may have had other ends: found by id.
+        free = [e.id for e in edges if e.id != edge_id(e.source, e.relation, e.target)]
+        if free:
+            refs = [r["ref"] for r in tx.run(cypher("edges_locate"), user=user, ids=free)]
+            tx.run(cypher("edge_delete"), user=user, refs=refs).consume()
         rows = [
             {
                 "id": e.id,
@@ -288,7 +315,11 @@ class Neo4jStore(Store):
         tx: neo4j.ManagedTransaction, user: str, conversations: Sequence[Conversation]
     ) -> None:
         rows = [
-            {"id": c.id, "props": {"user": user, **_conversation_props(c)}, "used": c.used_edges}
+            {
+                "id": c.id,
+                "props": {"user": user, **_conversation_props(c)},
+                "used": list(dict.fromkeys(c.used_edges)),
+            }
             for c in conversations
         ]
         for batch in _batches(rows):

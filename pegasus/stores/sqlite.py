@@ -32,7 +32,7 @@ from pegasus.model import (
     check_relation,
     name_key,
 )
-from pegasus.stores.base import Changes, DecayReport, Stats, Store, check_changes, check_hops
+from pegasus.stores.base import Changes, DecayReport, Stats, Store, check_hops, checked
 from pegasus.time.decay import SECONDS_PER_DAY, DecayRule, decayed
 
 CHUNK = 500  # ids per IN (...) list, well under SQLite's variable limit
@@ -323,7 +323,7 @@ class SQLiteStore(Store):
 
     # --- the one write ---------------------------------------------------------
     def apply(self, user: str, changes: Changes) -> None:
-        check_changes(changes)
+        changes = checked(changes)
         if not changes:
             return
         with self._tx() as db:
@@ -427,6 +427,17 @@ class SQLiteStore(Store):
             self._append_journal(db, user, conversation, lines)
         for conversation, edge_ids in changes.used.items():
             self._add_used(db, user, conversation, edge_ids)
+        db.executemany(
+            "UPDATE conversations SET record = json_set(record, '$.closed_at', ?) "
+            "WHERE user = ? AND id = ?",
+            [(at.isoformat(), user, conversation) for conversation, at in changes.closed.items()],
+        )
+        db.executemany(
+            "UPDATE edges SET strength = ?, strength0 = ?, touched_at = ?, dormant = ?, "
+            "expired = ? WHERE user = ? AND id = ?",
+            [(e.strength, e.strength0, _ts(e.touched_at), int(e.dormant), int(e.expired), user,
+              e.id) for e in changes.strengths],
+        )  # fmt: skip
         for conversation, edge_ids in changes.used_done.items():
             for chunk in _chunks(edge_ids):
                 db.execute(

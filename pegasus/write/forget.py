@@ -20,9 +20,17 @@ class Forgetting(BaseModel):
 
 
 def _revive(gone: set[str], around: Iterable[Edge], plan: Forgetting) -> None:
-    """Claims that a removed claim had superseded become current again."""
+    """Claims that a removed claim had superseded become current again; a claim the
+    plan already changes (a citation dropped) is revived in that changed version."""
+    changed = {edge.id: index for index, edge in enumerate(plan.edges_changed)}
     for edge in around:
-        if edge.superseded_by in gone and edge.id not in gone:
+        if edge.superseded_by not in gone or edge.id in gone:
+            continue
+        if edge.id in changed:
+            index = changed[edge.id]
+            plan.edges_changed[index] = plan.edges_changed[index].evolve(superseded_by=None)
+        else:
+            changed[edge.id] = len(plan.edges_changed)
             plan.edges_changed.append(edge.evolve(superseded_by=None))
 
 

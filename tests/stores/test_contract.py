@@ -696,3 +696,40 @@ def test_faster_versions_agree_with_the_compositions(store: Store, user: str) ->
     assert by_id(store.edges_touching(user, ids[:3])) == by_id(
         Store.edges_touching(store, user, ids[:3])
     )
+
+
+def test_one_id_written_twice_in_one_apply_is_one_record(store: Store, user: str) -> None:
+    nodes, edges = chain(store, user)
+    first, second = edges[0].evolve(snippet="first"), edges[0].evolve(snippet="second")
+    store.apply(user, Changes(edges=[first, second], nodes=[nodes[0], nodes[0]]))
+    stored = [e for e in store.export(user).edges if e.id == edges[0].id]
+    assert [e.snippet for e in stored] == ["second"]
+
+
+def test_an_edge_id_that_moves_to_other_ends_is_one_edge(store: Store, user: str) -> None:
+    nodes, _ = chain(store, user)
+    a, b, c = nodes[:3]
+    store.apply(user, Changes(edges=[claim(a, "LIKES", b).evolve(id="own-id")]))
+    store.apply(user, Changes(edges=[claim(a, "LIKES", c).evolve(id="own-id")]))
+    moved = [e for e in store.export(user).edges if e.id == "own-id"]
+    assert [(e.source, e.target) for e in moved] == [(a.id, c.id)]
+
+
+def test_strengths_and_closing_write_nothing_else(store: Store, user: str) -> None:
+    nodes, edges = chain(store, user)
+    read_by_close = store.get_edges(user, [edges[0].id])[0]
+    store.apply(user, Changes(
+        edges=[read_by_close.evolve(conversations=["c-new"], snippet="told again")],
+        conversations=[Conversation(id="c", turns_ingested=7, content_hash="h")],
+    ))  # fmt: skip
+    later = T0 + timedelta(days=3)
+    store.apply(user, Changes(strengths=[reinforced_edge(read_by_close, later)],
+                              closed={"c": later}))  # fmt: skip
+    edge = store.get_edges(user, [edges[0].id])[0]
+    assert (edge.conversations, edge.snippet) == (["c-new"], "told again")
+    assert (
+        edge.touched_at == later
+        and edge.strength0 == reinforced_edge(read_by_close, later).strength0
+    )
+    record = store.get_conversation(user, "c")
+    assert (record.turns_ingested, record.content_hash, record.closed_at) == (7, "h", later)
