@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -215,6 +215,13 @@ def _edge_from(row: sqlite3.Row) -> Edge:
     )  # fmt: skip
 
 
+class _Vectors(NamedTuple):
+    keys: list[EmbeddingKey]
+    matrix: np.ndarray  # one unit-length key per column
+    mean: np.ndarray | None
+    fingerprint: tuple  # of the owner's key rows when loaded
+
+
 class SQLiteStore(Store):
     """A store in one SQLite file (``":memory:"`` for a throwaway one)."""
 
@@ -231,8 +238,14 @@ class SQLiteStore(Store):
             self._db.execute("PRAGMA foreign_keys=OFF")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite store {self.path}: {exc}") from exc
-        self._lock = threading.RLock()
-        self._vectors: dict[str, tuple[list[EmbeddingKey], np.ndarray, np.ndarray | None]] = {}
+        self._lock = threading.RLock()  # the writing connection
+        # Reads go through a connection per thread: in WAL mode they never wait for a
+        # writer, not even this store's own (a decay pass, a write waiting its turn).
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        # Each owner's keys as a matrix, with what they looked like when loaded.
+        self._vectors: dict[str, _Vectors] = {}
+        self._cache_lock = threading.Lock()
         self._migrate()
 
     @classmethod
@@ -310,15 +323,51 @@ class SQLiteStore(Store):
             text = "the file is read-only; nothing was written"
         return StoreError(f"SQLite store {self.path}: {text}")
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
+    def _reader(self) -> sqlite3.Connection:
+        """This thread's reading connection (the one connection of a store in memory)."""
+        if self.path == ":memory:":
+            return self._db
+        reader = getattr(self._local, "reader", None)
+        if reader is None:
             try:
-                return self._db.execute(sql, params).fetchall()
+                reader = sqlite3.connect(
+                    self.path, timeout=BUSY_SECONDS, check_same_thread=False, isolation_level=None
+                )
             except sqlite3.Error as exc:
                 raise self._error(exc) from exc
+            reader.row_factory = sqlite3.Row
+            self._local.reader = reader
+            with self._cache_lock:
+                self._readers.append(reader)
+        return reader
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        reader = self._reader()
+        try:
+            if reader is self._db:
+                with self._lock:
+                    return reader.execute(sql, params).fetchall()
+            return reader.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """Several reads that see one state of the file (one read transaction)."""
+        reader = self._reader()
+        if reader is self._db or reader.in_transaction:
+            yield
+            return
+        reader.execute("BEGIN")
+        try:
+            yield
+        finally:
+            reader.execute("COMMIT")
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._cache_lock:
+            for reader in self._readers:
+                reader.close()
             self._db.close()
 
     # --- the one write ---------------------------------------------------------
@@ -337,7 +386,8 @@ class SQLiteStore(Store):
             self._check_ends(db, user, changes.edges)
             self._merge_conversations(db, user, changes)
         if changes.keys or changes.delete_keys or changes.delete_nodes:
-            self._vectors.pop(user, None)
+            with self._cache_lock:
+                self._vectors.pop(user, None)
 
     def _delete(self, db: sqlite3.Connection, user: str, changes: Changes) -> None:
         for table, column, ids in (
@@ -498,35 +548,35 @@ class SQLiteStore(Store):
 
     def _conversations(self, user: str, conversation_id: str | None = None) -> list[Conversation]:
         """Records with their journal and used edges, which live in tables of their own."""
-        one = conversation_id is not None
-        args = (user, conversation_id) if one else (user,)
-        records = self._rows(
-            f"SELECT id, record FROM conversations WHERE user = ? {'AND id = ?' if one else ''} "
-            "ORDER BY id",
-            args,
-        )
-        scope = "AND conversation = ?" if one else ""
-        journal: dict[str, list[str]] = {}
-        for row in self._rows(
-            f"SELECT conversation, line FROM journal_lines WHERE user = ? {scope} ORDER BY seq",
-            args,
-        ):
-            journal.setdefault(row[0], []).append(row[1])
-        used: dict[str, list[str]] = {}
-        for row in self._rows(
-            f"SELECT conversation, edge FROM used_edges WHERE user = ? {scope} ORDER BY rowid",
-            args,
-        ):
-            used.setdefault(row[0], []).append(row[1])
-        return [
-            Conversation.model_validate_json(row["record"]).model_copy(
-                update={
-                    "journal": journal.get(row["id"], []),
-                    "used_edges": used.get(row["id"], []),
-                }
+        with self._snapshot():  # the record, its journal and used edges as of one moment
+            one = conversation_id is not None
+            args = (user, conversation_id) if one else (user,)
+            which = "AND id = ?" if one else ""
+            records = self._rows(
+                f"SELECT id, record FROM conversations WHERE user = ? {which} ORDER BY id", args
             )
-            for row in records
-        ]
+            scope = "AND conversation = ?" if one else ""
+            journal: dict[str, list[str]] = {}
+            for row in self._rows(
+                f"SELECT conversation, line FROM journal_lines WHERE user = ? {scope} ORDER BY seq",
+                args,
+            ):
+                journal.setdefault(row[0], []).append(row[1])
+            used: dict[str, list[str]] = {}
+            for row in self._rows(
+                f"SELECT conversation, edge FROM used_edges WHERE user = ? {scope} ORDER BY rowid",
+                args,
+            ):
+                used.setdefault(row[0], []).append(row[1])
+            return [
+                Conversation.model_validate_json(row["record"]).model_copy(
+                    update={
+                        "journal": journal.get(row["id"], []),
+                        "used_edges": used.get(row["id"], []),
+                    }
+                )
+                for row in records
+            ]
 
     def get_conversation(self, user: str, conversation_id: str) -> Conversation | None:
         found = self._conversations(user, conversation_id)
@@ -588,9 +638,14 @@ class SQLiteStore(Store):
         return Graph(nodes=nodes, edges=list(edges.values()))
 
     def export(self, user: str) -> Graph:
-        nodes = [_node_from(r) for r in self._rows("SELECT * FROM nodes WHERE user = ?", (user,))]
-        edges = [_edge_from(r) for r in self._rows("SELECT * FROM edges WHERE user = ?", (user,))]
-        return Graph(nodes, edges, self._conversations(user), self.get_self(user))
+        with self._snapshot():
+            nodes = [
+                _node_from(r) for r in self._rows("SELECT * FROM nodes WHERE user = ?", (user,))
+            ]
+            edges = [
+                _edge_from(r) for r in self._rows("SELECT * FROM edges WHERE user = ?", (user,))
+            ]
+            return Graph(nodes, edges, self._conversations(user), self.get_self(user))
 
     # --- faster than the compositions (see the contract tests) --------------------
     def edges_meeting(self, user: str, claims: Iterable[tuple[str, str, str]]) -> list[Edge]:
@@ -648,7 +703,7 @@ class SQLiteStore(Store):
         )
 
     def key_mean(self, user: str) -> list[float] | None:
-        mean = self._matrix(user)[2]
+        mean = self._matrix(user).mean
         return None if mean is None else mean.tolist()
 
     # --- embedding keys ----------------------------------------------------------
@@ -665,12 +720,18 @@ class SQLiteStore(Store):
             for r in rows
         ]
 
-    def _matrix(self, user: str) -> tuple[list[EmbeddingKey], np.ndarray, np.ndarray | None]:
+    def _matrix(self, user: str) -> _Vectors:
         """The owner's keys as unit vectors, one per column (a query multiplies it
         faster than a row matrix: the search reads it straight through), and their
-        mean; reloaded after changes."""
-        cached = self._vectors.get(user)
-        if cached is None:
+        mean. Reloaded when the keys changed, whichever connection or process changed
+        them: a cheap fingerprint of the owner's key rows is checked on every use."""
+        with self._cache_lock, self._snapshot():
+            fingerprint = tuple(self._rows(
+                "SELECT count(*), total(rowid), max(rowid) FROM keys WHERE user = ?", (user,)
+            )[0])  # fmt: skip
+            cached = self._vectors.get(user)
+            if cached is not None and cached.fingerprint == fingerprint:
+                return cached
             rows = self._rows("SELECT * FROM keys WHERE user = ? ORDER BY id", (user,))
             keys = [
                 EmbeddingKey(id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=[])
@@ -685,13 +746,13 @@ class SQLiteStore(Store):
             mean = matrix.mean(axis=0) if rows else None
             matrix = np.ascontiguousarray(matrix.T)
             matrix.flags.writeable = False
-            cached = self._vectors[user] = (keys, matrix, mean)
-        return cached
+            cached = self._vectors[user] = _Vectors(keys, matrix, mean, fingerprint)
+            return cached
 
     def search_keys_many(
         self, user: str, vectors: Sequence[Sequence[float]], limit: int = 10
     ) -> list[list[tuple[EmbeddingKey, float]]]:
-        keys, matrix, _ = self._matrix(user)
+        keys, matrix, _, _ = self._matrix(user)
         if not keys or limit <= 0 or len(vectors) == 0:
             return [[] for _ in vectors]
         queries = np.atleast_2d(np.asarray(vectors, np.float32))

@@ -112,3 +112,41 @@ def test_the_default_folder_is_made_on_first_use(tmp_path) -> None:
     store = open_store(f"sqlite:///{data_dir() / 'memory.db'}")
     assert (data_dir() / "memory.db").exists()
     store.close()
+
+
+def test_keys_another_connection_adds_are_searched(tmp_path) -> None:
+    from pegasus.model import EmbeddingKey
+
+    path = tmp_path / "keys.db"
+    serving, ingesting = SQLiteStore(path), SQLiteStore(path)
+    key = EmbeddingKey(id="k1", text="a", ref="PERSON::a", kind="node", vector=[1.0, 0.0])
+    serving.apply("u", Changes(keys=[key]))
+    assert [k.id for k, _ in serving.search_keys("u", [0.0, 1.0])] == ["k1"]
+    ingesting.apply("u", Changes(keys=[key.model_copy(update={"id": "k2", "vector": [0.0, 1.0]})]))
+    assert [k.id for k, _ in serving.search_keys("u", [0.0, 1.0])] == ["k2", "k1"]
+    assert serving.key_mean("u") == pytest.approx([0.5, 0.5])
+    ingesting.apply("u", Changes(delete_keys=["k1"]))
+    assert [k.id for k, _ in serving.search_keys("u", [1.0, 0.0])] == ["k2"]
+    serving.close()
+    ingesting.close()
+
+
+def test_a_thread_reads_while_its_store_waits_to_write(tmp_path) -> None:
+    import threading
+    import time
+
+    path = tmp_path / "waiting.db"
+    store = SQLiteStore(path)
+    timer = _hold_write_lock(path, 3.0)
+    writer = threading.Thread(
+        target=lambda: store.apply("u", Changes(conversations=[Conversation(id="c")]))
+    )
+    writer.start()  # waits for the other connection's write
+    time.sleep(0.3)
+    start = time.perf_counter()
+    assert store.stats("u").conversations == 0 and store.get_conversation("u", "c") is None
+    assert time.perf_counter() - start < 1.0  # read beside the waiting write, not after it
+    writer.join()
+    timer.join()
+    assert store.get_conversation("u", "c") == Conversation(id="c")
+    store.close()
