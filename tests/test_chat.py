@@ -48,8 +48,8 @@ def test_the_second_chat_remembers_the_first(capsys, monkeypatch, tmp_path, serv
     assert second.code == 0, second.err
     chats = [r for r in server.requests if r.get("stream")]
     system = chats[-1]["messages"][0]["content"]
-    assert "Maya -[LIVES_IN]-> Lisbon" in system and "architect" in system
-    assert "Maya -[LIVES_IN]-> Lisbon" in second.out  # /memory
+    assert '"Maya" -[LIVES_IN]-> "Lisbon"' in system and "architect" in system
+    assert '"Maya" -[LIVES_IN]-> "Lisbon"' in second.out  # /memory
     assert "Lisbon (PLACE)" in second.out and "'lisbon'" in second.out  # /why: the seed word
     assert "Maya (PERSON)" in second.out and "hop 1" in second.out
     # The chat before remembered nothing yet: no memory in its system prompt.

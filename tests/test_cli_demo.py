@@ -12,6 +12,6 @@ def test_demo_shows_storage_recall_and_decay(capsys, monkeypatch, tmp_path) -> N
     out = result.out
     assert "recorded model answers" in out
     assert "16 entities created" in out and "21 relations added" in out
-    assert "[MEMORY]" in out and "Trevor -[REPORTS_TO]-> Joshua" in out
+    assert "[MEMORY]" in out and '"Trevor" -[REPORTS_TO]-> "Joshua"' in out
     assert "memories that were used got +15" in out
     assert "+180 days" in out and "(dormant)" in out

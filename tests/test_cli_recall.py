@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pegasus.errors import NotFoundError, ValidationError
+from pegasus.recall.inject import NOTICE
 from tests.cli_helpers import run_cli
 from tests.conftest import SEED_GRAPH
 
@@ -31,7 +32,7 @@ def test_json_has_the_specified_fields(capsys, options) -> None:
     first = data["fired"][0]
     assert set(first) == {"id", "name", "kind", "score", "via", "hop"}
     assert first["via"] in {"seed", "forward", "reverse"}
-    assert data["text"].startswith("[MEMORY]")
+    assert data["text"].startswith(f"{NOTICE}\n[MEMORY]\n")
     plain = run_cli(capsys, *options, "recall", "Should I take the bank offer?", "--now", NOW)
     assert plain.out.rstrip("\n") == data["text"]
 

@@ -84,7 +84,7 @@ def main_options(
 
 
 def _register() -> None:
-    from pegasus.cli import chat, demo, graph_io, ingest, inspect, recall, schedule, view
+    from pegasus.cli import chat, demo, doctor, graph_io, ingest, inspect, recall, schedule, view
 
     graph_io.register(app)
     ingest.register(app)
@@ -94,6 +94,7 @@ def _register() -> None:
     demo.register(app)
     chat.register(app)
     view.register(app)
+    doctor.register(app)
 
 
 _register()

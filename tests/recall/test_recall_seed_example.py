@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from pegasus.memory import Memory
+from pegasus.recall.inject import NOTICE
 from pegasus.stores import Changes, Store
 from tests.conftest import SEED_CONVERSATION, SEED_GRAPH
 
@@ -36,10 +37,10 @@ def test_first_follow_up_recalls_joshua_the_offer_and_the_bank(memory: Memory) -
     result = memory.recall(FOLLOW_UPS[0], now=NOW)
     ids = {f.id for f in result.fired}
     assert {"PERSON::joshua", "THING::nova_ai_cfo_offer", "THING::large_bank_career_path"} <= ids
-    assert "Trevor -[REPORTS_TO]-> Joshua (2026-09-14)" in result.memory
-    assert "Trevor -[CONSIDERING]-> Large-bank career path (2026-09-14)" in result.memory
+    assert '"Trevor" -[REPORTS_TO]-> "Joshua" (2026-09-14)' in result.memory
+    assert '"Trevor" -[CONSIDERING]-> "Large-bank career path" (2026-09-14)' in result.memory
     assert any("offered a role as CFO (Nova AI)" in line for line in result.context)
-    assert result.text.startswith("[MEMORY]\n") and "[CONTEXT]" in result.text
+    assert result.text.startswith(f"{NOTICE}\n[MEMORY]\n") and "\n[CONTEXT]\n" in result.text
     assert len(result.fired) <= 8
 
 
@@ -115,7 +116,7 @@ def test_close_reinforces_used_edges_once(memory: Memory, store: Store, user: st
 def test_my_boss_reaches_joshua(memory: Memory) -> None:
     result = memory.recall("My boss wants to talk tomorrow", now=NOW)
     assert "PERSON::joshua" in {f.id for f in result.fired}
-    assert "Trevor -[REPORTS_TO]-> Joshua (2026-09-14)" in result.memory
+    assert '"Trevor" -[REPORTS_TO]-> "Joshua" (2026-09-14)' in result.memory
 
 
 def test_possessives_need_more_than_the_name(memory: Memory) -> None:
