@@ -19,7 +19,13 @@ from typing import Any
 
 import neo4j
 import numpy as np
-from neo4j.exceptions import Neo4jError, ServiceUnavailable
+from neo4j.exceptions import (
+    DriverError,
+    IncompleteCommit,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+)
 from neo4j.time import DateTime
 
 from pegasus.config import Settings
@@ -194,10 +200,8 @@ class Neo4jStore(Store):
         try:
             with self._session() as session:
                 return list(session.run(statement, params))
-        except Neo4jError as exc:
-            raise StoreError(f"Neo4j at {self.uri}: {exc.message or exc}") from exc
-        except ServiceUnavailable as exc:
-            raise StoreError(f"lost Neo4j at {self.uri}: {exc}") from exc
+        except (Neo4jError, DriverError) as exc:
+            raise self._error(exc) from exc
 
     def _read(self, statement: str, /, **params: Any) -> list[neo4j.Record]:
         """Run the named statement of ``cypher/``."""
@@ -208,10 +212,20 @@ class Neo4jStore(Store):
         try:
             with self._session() as session:
                 session.execute_write(work)
-        except Neo4jError as exc:
-            raise StoreError(f"Neo4j at {self.uri}: {exc.message or exc}") from exc
-        except ServiceUnavailable as exc:
-            raise StoreError(f"lost Neo4j at {self.uri}: {exc}") from exc
+        except (Neo4jError, DriverError) as exc:
+            raise self._error(exc) from exc
+
+    def _error(self, exc: Neo4jError | DriverError) -> StoreError:
+        """The driver's error as one line a person can act on."""
+        if isinstance(exc, IncompleteCommit):
+            text = "the connection dropped while committing; the write may or may not have landed"
+        elif isinstance(exc, ServiceUnavailable | SessionExpired):
+            text = f"lost the connection ({exc})"
+        elif isinstance(exc, Neo4jError):
+            text = exc.message or str(exc)
+        else:
+            text = str(exc)
+        return StoreError(f"Neo4j at {self.uri}: {text}")
 
     def close(self) -> None:
         self._driver.close()

@@ -18,6 +18,7 @@ from pegasus.model import (
     Kind,
     Stability,
     aware,
+    name_key,
 )
 from pegasus.prompts.extract import AddEntity, AddRelation
 
@@ -72,9 +73,9 @@ class Batch:
     notes: list[str] = field(default_factory=list)
 
     def entity_named(self, name: str) -> Entity | None:
-        folded = name.casefold()
+        folded = name_key(name)
         for entity in self.entities:
-            if any(n.casefold() == folded for n in entity.names):
+            if any(name_key(n) == folded for n in entity.names):
                 return entity
         return None
 
@@ -110,7 +111,7 @@ def clean_entity(args: AddEntity) -> tuple[Entity, list[str]]:
     kind = Kind(args.kind)
     name = fix_name_case(args.name, kind)
     notes = [f"entity {args.name!r}: name written as {name!r}"] if name != args.name else []
-    aliases = [a for a in dict.fromkeys(args.aliases) if a and a.casefold() != name.casefold()]
+    aliases = [a for a in dict.fromkeys(args.aliases) if a and name_key(a) != name_key(name)]
     entity = Entity(
         name, kind, aliases, dict(args.properties), args.confidence, False, args.same_as
     )
@@ -125,7 +126,7 @@ def clean_relation(args: AddRelation) -> tuple[Relation | None, list[str]]:
     label = relation_label(args.relation)
     if label is None:
         return None, [f"{what}: dropped, label is not 1 to 4 words (e.g. WORKS_AT)"]
-    if args.source.casefold() == args.target.casefold() or (
+    if name_key(args.source) == name_key(args.target) or (
         is_placeholder(args.source) and is_placeholder(args.target)
     ):
         return None, [f"{what}: dropped, an entity cannot relate to itself"]
@@ -162,8 +163,8 @@ def clean_relation(args: AddRelation) -> tuple[Relation | None, list[str]]:
 
 def _absorb(into: Entity, other: Entity) -> None:
     """A second add_entity with the same name and kind adds to the first."""
-    known = {n.casefold() for n in into.names}
-    into.aliases += [a for a in other.aliases if a.casefold() not in known]
+    known = {name_key(n) for n in into.names}
+    into.aliases += [a for a in other.aliases if name_key(a) not in known]
     into.properties.update(other.properties)
     into.confidence = max(into.confidence, other.confidence)
     into.same_as = into.same_as or other.same_as
@@ -185,7 +186,7 @@ def clean_batch(
             (
                 e
                 for e in batch.entities
-                if e.kind == entity.kind and e.name.casefold() == entity.name.casefold()
+                if e.kind == entity.kind and name_key(e.name) == name_key(entity.name)
             ),
             None,
         )

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pegasus.model import Node
-from pegasus.recall.engine import Recaller
+from pegasus.model import Node, utcnow
+from pegasus.recall.engine import Recaller, current
 from pegasus.recall.presets import DEFAULT
 from pegasus.recall.seeds import collect
 
@@ -39,10 +39,11 @@ def graph_context(recaller: Recaller, user: str, text: str, self_node: Node | No
     stop_at = [self_node.id] if self_node else []
     graph = store.subgraph(user, ranked, hops=1, live_only=True, stop_at=stop_at)
     nodes = {node.id: node for node in graph.nodes}
+    edges = current(graph.edges, utcnow(), recaller.rule)  # as they stand now, not at the last pass
     shown = [nodes[node_id] for node_id in ranked if node_id in nodes]
     lines += ["Entities:", *(_entity_line(node) for node in shown)]
     edges = sorted(
-        graph.edges,
+        edges,
         key=lambda e: (-(e.source in seeds.nodes) - (e.target in seeds.nodes), -e.strength),
     )
     claims = [

@@ -48,15 +48,26 @@ def merged_edge(stored: Edge, incoming: Edge) -> Edge:
 
 
 def merged_conversation(stored: Conversation, incoming: Conversation) -> Conversation:
-    """The file's record; a memory's ingestion progress stays when the file has none."""
-    if incoming.turns_ingested or not stored.turns_ingested:
-        return incoming
+    """The file's record over the stored one: what the file leaves empty (a summary,
+    dates, ingestion progress and its journal) stays as stored, and lists are joined."""
+
+    def joined(*lists: list[str]) -> list[str]:
+        return list(dict.fromkeys(item for items in lists for item in items))
+
+    progress = incoming if incoming.turns_ingested or incoming.journal else stored
+    closed = [at for at in (stored.closed_at, incoming.closed_at) if at is not None]
     return incoming.evolve(
-        turns_ingested=stored.turns_ingested,
-        content_hash=stored.content_hash,
-        pending_until=stored.pending_until,
-        journal=stored.journal,
-        notes=[*stored.notes, *incoming.notes],
+        started_at=incoming.started_at or stored.started_at,
+        ended_at=incoming.ended_at or stored.ended_at,
+        summary=incoming.summary or stored.summary,
+        tags=joined(stored.tags, incoming.tags),
+        notes=joined(stored.notes, incoming.notes),
+        flagged_merges=joined(stored.flagged_merges, incoming.flagged_merges),
+        turns_ingested=progress.turns_ingested,
+        content_hash=progress.content_hash,
+        pending_until=progress.pending_until,
+        journal=progress.journal,
+        closed_at=max(closed) if closed else None,
     )
 
 
