@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from pegasus.errors import PegasusError
-from pegasus.memory import Memory
+
+if TYPE_CHECKING:
+    from pegasus.memory import Memory
 
 try:  # typer ships its own click (and its usage errors) in newer releases
     from typer import TyperException as UsageFailure
@@ -40,6 +42,8 @@ class Context:
     @property
     def memory(self) -> Memory:
         if self._memory is None:
+            from pegasus.memory import Memory
+
             self._memory = Memory.open(self.store, user=self.user)
         return self._memory
 

@@ -7,11 +7,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from pegasus.chat import ChatSession
 from pegasus.cli.common import summary_lines
-from pegasus.config import data_dir, load_settings
 from pegasus.errors import LLMError, PegasusError
-from pegasus.llm import LLM, LLMConfig
 
 out = Console(highlight=False)
 HELP = "/memory shows the last injected block, /why why each memory fired, /exit ends the chat."
@@ -23,6 +20,10 @@ def chat(
 ) -> None:
     """Chat with memory: each message is recalled into the system prompt; at the end the
     conversation is ingested and closed."""
+    from pegasus.chat import ChatSession
+    from pegasus.config import data_dir, load_settings
+    from pegasus.llm import LLM, LLMConfig
+
     llm = LLM(LLMConfig.from_settings(load_settings()))
     try:
         memory = ctx.obj.memory

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
 from pegasus.errors import ValidationError
-from pegasus.results import Claim
-from pegasus.stores import Stats
-from pegasus.write.pipeline import IngestReport
+
+if TYPE_CHECKING:
+    from pegasus.results import Claim
+    from pegasus.stores import Stats
+    from pegasus.write.pipeline import IngestReport
 
 
 def parse_when(value: str | None) -> datetime | None:

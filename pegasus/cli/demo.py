@@ -9,17 +9,17 @@ from contextlib import ExitStack
 from datetime import datetime, timedelta
 from importlib import resources
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from pegasus.cli.common import stats_table, summary_lines
-from pegasus.llm import LLM, LLMConfig
-from pegasus.llm.scripted import ScriptedServer, by_round, recorded_rounds
-from pegasus.memory import Memory
-from pegasus.time.decay import DecayRule, edge_state
+
+if TYPE_CHECKING:
+    from pegasus.memory import Memory
+    from pegasus.time.decay import DecayRule
 
 out = Console()
 
@@ -29,6 +29,8 @@ def sample(name: str) -> Path:
 
 
 def _decay_table(memory: Memory, closed_at: datetime, rule: DecayRule) -> Table:
+    from pegasus.time.decay import edge_state
+
     table = Table(title="strength after the follow-up conversation closed")
     for column in ("claim", "stability", "now", "+30 days", "+180 days"):
         table.add_column(column, justify="left" if column in ("claim", "stability") else "right")
@@ -58,6 +60,10 @@ def demo(
     ] = None,
 ) -> None:
     """Ingest the sample conversation, recall for two follow-up messages, show decay."""
+    from pegasus.llm import LLM, LLMConfig
+    from pegasus.llm.scripted import ScriptedServer, by_round, recorded_rounds
+    from pegasus.memory import Memory
+
     conversation = json.loads(sample("conversation.json").read_text(encoding="utf-8"))
     follow_up = conversation["followup_conversation"]
     started = datetime.fromisoformat(follow_up["started_at"])

@@ -6,20 +6,23 @@ import json
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pegasus.interchange import Graph
-from pegasus.model import utcnow
-from pegasus.time.decay import RULE, DecayRule, edge_state
+if TYPE_CHECKING:  # imported when a page is made: other commands start without them
+    from pegasus.interchange import Graph
+    from pegasus.time.decay import DecayRule
 
 MAX_EDGES = 2_000  # the strongest claims shown; a browser lays out a few thousand at most
 
 
 def page_data(
-    graph: Graph, now: datetime, limit: int = MAX_EDGES, rule: DecayRule = RULE
+    graph: Graph, now: datetime, limit: int = MAX_EDGES, rule: DecayRule | None = None
 ) -> dict[str, Any]:
+    from pegasus.time.decay import RULE, edge_state
+
+    rule = rule or RULE
     edges = []
     for edge in graph.edges:
         state = edge_state(edge, now, rule)
@@ -42,7 +45,9 @@ def page_data(
     return {"as_of": f"{now:%Y-%m-%d}", "nodes": nodes, "edges": edges}
 
 
-def render(graph: Graph, now: datetime, limit: int = MAX_EDGES, rule: DecayRule = RULE) -> str:
+def render(
+    graph: Graph, now: datetime, limit: int = MAX_EDGES, rule: DecayRule | None = None
+) -> str:
     template = resources.files("pegasus.data").joinpath("view.html").read_text(encoding="utf-8")
     # "</" would end the script element early; "<\/" reads the same to JSON.
     data = json.dumps(page_data(graph, now, limit, rule), ensure_ascii=False)
@@ -61,6 +66,8 @@ def view(
 ) -> None:
     """Write the memory as a self-contained HTML page: nodes coloured by kind, edge width
     by strength, dormant and superseded claims faded, click for details and snippets."""
+    from pegasus.model import utcnow
+
     memory = ctx.obj.memory
     page = render(memory.export(), utcnow(), limit, memory.rule)
     out.write_text(page, encoding="utf-8")

@@ -67,6 +67,8 @@ class AddEntity(_Args):
             return []
         if isinstance(value, str):
             value = [value]
+        if not isinstance(value, list | tuple):
+            raise ValueError("must be a list of names")
         return [clean_name(str(v)) for v in value if str(v).strip()]
 
 

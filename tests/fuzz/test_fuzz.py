@@ -86,6 +86,7 @@ tool_arguments = st.one_of(
 @example("add_relation", '{"source": "me", "relation": "WORKS_AT]->() DELETE r", '
          '"target": "Acme", "snippet": "x"}')  # fmt: skip
 @example("add_entity", '{"name": "\\ud800", "kind": "PERSON"}')
+@example("add_entity", '{"name": "Ann", "kind": "PERSON", "aliases": true}')  # found: a crash
 def test_any_tool_call_gets_an_answer(name: str, arguments: str) -> None:
     extractor = Extractor(llm=None, journal=None, known=lambda _: [])  # type: ignore[arg-type]
     answer, kept = extractor.handle(ToolCall("call-1", name, arguments))
