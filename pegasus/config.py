@@ -21,6 +21,11 @@ def data_dir() -> Path:
     return Path(platformdirs.user_data_dir(APP_NAME))
 
 
+def service_file() -> Path:
+    """Where a running ``pegasus serve`` says where it answers (removed on a clean stop)."""
+    return data_dir() / "service.json"
+
+
 def config_file() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME)) / "config.env"
 
@@ -49,6 +54,8 @@ class Settings(BaseSettings):
     # Models without tool calling get the same work as one JSON answer.
     llm_tools: bool = Field(default=True, validation_alias="PEGASUS_LLM_TOOLS")
     embed_model: str = Field(default="all-MiniLM-L6-v2", validation_alias="PEGASUS_EMBED_MODEL")
+    # The memory service refuses requests without this bearer token when it is set.
+    token: str | None = Field(default=None, validation_alias="PEGASUS_TOKEN")
 
     def store_url(self) -> str:
         """The store to open: PEGASUS_STORE, else NEO4J_URI, else the embedded default."""

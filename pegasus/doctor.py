@@ -32,7 +32,7 @@ OK, WARNING, PROBLEM = "ok", "warning", "problem"
 NEO4J_CONNECT_SECONDS = 5.0  # a server that has not answered by then counts as unreachable
 NEO4J_MINIMUM = (5, 26)  # dynamic labels (SET n:$(kind)) arrived in 5.26
 LLM_SECONDS = 20.0  # the --llm request waits at most this long (or PEGASUS_LLM_TIMEOUT if less)
-SECRETS = {"neo4j_password", "llm_api_key"}  # shown as "set", never printed
+SECRETS = {"neo4j_password", "llm_api_key", "token"}  # shown as "set", never printed
 START_NEO4J = "start it ('make neo4j-up' in a checkout, or any Neo4j 5.26+) or correct the URL"
 
 

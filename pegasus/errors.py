@@ -4,6 +4,8 @@
     ├── ConfigError             exit 2  HTTP 500  a setting is missing or malformed
     ├── ValidationError         exit 2  HTTP 400  a node, edge, conversation, file or
     │                                             argument breaks the data model
+    ├── AuthError               exit 2  HTTP 401  a request to the service without
+    │                                             its token
     ├── StoreError              exit 3  HTTP 503  the store could not be reached or
     │   │                                         refused an operation
     │   └── NotFoundError       exit 4  HTTP 404  a node, edge or conversation that
@@ -74,3 +76,10 @@ class LLMError(PegasusError):
 
 class LLMRequestError(LLMError):
     """The endpoint refused the request itself as bad (for example: no tool calling)."""
+
+
+class AuthError(PegasusError):
+    """A request to the memory service without its bearer token."""
+
+    exit_code = 2
+    http_status = 401

@@ -15,6 +15,7 @@ import pegasus
 from pegasus.cli import app as app_module
 from pegasus.config import load_settings
 from pegasus.errors import (
+    AuthError,
     ConfigError,
     LLMError,
     LLMRequestError,
@@ -31,6 +32,7 @@ TREE = [
     (PegasusError, 1, 500),
     (ConfigError, 2, 500),
     (ValidationError, 2, 400),
+    (AuthError, 2, 401),
     (StoreError, 3, 503),
     (NotFoundError, 4, 404),
     (LLMError, 5, 502),

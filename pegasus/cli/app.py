@@ -88,7 +88,18 @@ def main_options(
 
 
 def _register() -> None:
-    from pegasus.cli import chat, demo, doctor, graph_io, ingest, inspect, recall, schedule, view
+    from pegasus.cli import (
+        chat,
+        demo,
+        doctor,
+        graph_io,
+        ingest,
+        inspect,
+        recall,
+        schedule,
+        serve,
+        view,
+    )
 
     graph_io.register(app)
     ingest.register(app)
@@ -99,6 +110,7 @@ def _register() -> None:
     chat.register(app)
     view.register(app)
     doctor.register(app)
+    serve.register(app)
 
 
 _register()

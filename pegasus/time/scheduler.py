@@ -30,13 +30,15 @@ def parse_clock(value: str) -> clock_time:
         raise ValidationError(f"time of day {value!r} must look like 03:30") from exc
 
 
-def run_daily(run_pass: Callable[[], DecayReport], at: clock_time, timezone: str = "UTC") -> None:
-    """Run ``run_pass`` now (catch-up), then every day at ``at`` until SIGTERM/SIGINT."""
+def start_daily(
+    run_pass: Callable[[], DecayReport], at: clock_time, timezone: str = "UTC"
+) -> BackgroundScheduler:
+    """Run ``run_pass`` now (catch-up after downtime), then every day at ``at`` in a
+    background thread; a failed pass is logged and the next one catches up."""
     try:
         scheduler = BackgroundScheduler(timezone=timezone)
     except (LookupError, ValueError) as exc:  # zoneinfo's: not a time zone it knows
         raise ValidationError(f"unknown time zone {timezone!r}") from exc
-    received: list[int] = []
 
     def job() -> None:
         try:
@@ -49,13 +51,6 @@ def run_daily(run_pass: Callable[[], DecayReport], at: clock_time, timezone: str
             report.expired,
         )  # fmt: skip
 
-    def stop(signum: int, _frame: object) -> None:
-        # Only note it: a handler that raised or took a lock could leave one of the
-        # scheduler's locks held (seen as a rare hang on SIGTERM).
-        received.append(signum)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
     scheduler.add_job(
         job,
         CronTrigger(hour=at.hour, minute=at.minute, timezone=timezone),
@@ -67,6 +62,21 @@ def run_daily(run_pass: Callable[[], DecayReport], at: clock_time, timezone: str
     log.info("catching up: one pass now, then daily at %s %s", at.strftime("%H:%M"), timezone)
     job()
     scheduler.start()
+    return scheduler
+
+
+def run_daily(run_pass: Callable[[], DecayReport], at: clock_time, timezone: str = "UTC") -> None:
+    """:func:`start_daily`, then wait until SIGTERM/SIGINT."""
+    received: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        # Only note it: a handler that raised or took a lock could leave one of the
+        # scheduler's locks held (seen as a rare hang on SIGTERM).
+        received.append(signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    scheduler = start_daily(run_pass, at, timezone)
     while not received:
         time.sleep(STOP_POLL_SECONDS)
     log.info("stopping on signal %d", received[0])

@@ -1,0 +1,59 @@
+"""``pegasus serve``: the memory service (see :mod:`pegasus.service`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+from typing import Annotated
+
+import typer
+
+from pegasus.errors import ValidationError
+
+
+def serve(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+    decay: Annotated[
+        bool, typer.Option(help="Run the daily decay pass (catch-up at start).")
+    ] = True,
+    at: Annotated[str, typer.Option(help="Time of day for the decay pass (HH:MM).")] = "03:00",
+    timezone: Annotated[str, typer.Option(help="Time zone of --at.")] = "UTC",
+) -> None:
+    """Run the memory service: one process holding the store, the embedding model and the
+    recall reference, answering a JSON HTTP API (OpenAPI at /docs). Requests need
+    PEGASUS_TOKEN as a bearer token when it is set. Stops cleanly on SIGTERM or Ctrl-C."""
+    import uvicorn
+
+    from pegasus.config import load_settings, service_file
+    from pegasus.memory import Pegasus
+    from pegasus.service import create_app
+    from pegasus.time.scheduler import parse_clock, start_daily
+
+    if host not in ("127.0.0.1", "localhost", "::1") and not load_settings().token:
+        raise ValidationError(f"--host {host} reaches beyond this machine: set PEGASUS_TOKEN")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    core = Pegasus(ctx.obj.store)
+    scheduler = start_daily(core.decay, parse_clock(at), timezone) if decay else None
+    discovery = service_file()
+    discovery.parent.mkdir(parents=True, exist_ok=True)
+    discovery.write_text(json.dumps({"url": f"http://{host}:{port}", "pid": os.getpid()}))
+    # uvicorn stops on SIGTERM/SIGINT and then raises the signal again to the handler
+    # it found: a quiet one, so that the clean-up below runs and the exit is 0.
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop, lambda *_: None)
+    try:
+        uvicorn.run(create_app(core, token=core.settings.token), host=host, port=port)
+    finally:
+        if discovery.exists() and json.loads(discovery.read_text()).get("pid") == os.getpid():
+            discovery.unlink()
+        if scheduler is not None:
+            scheduler.shutdown(wait=True)
+        core.close()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)

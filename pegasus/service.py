@@ -1,0 +1,164 @@
+"""The memory service: one long-lived process holding the store, the embedding model
+and the recall reference, answering a JSON HTTP API (by default on 127.0.0.1).
+
+Every call names its user. Errors are the Pegasus error tree mapped to HTTP statuses
+(``PegasusError.http_status``) with one line of JSON, ``{"error": "..."}``. Ingest
+answers at once with a job; the job runs in the background, one ingest at a time."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import Any, Literal
+
+from fastapi import Depends, FastAPI, Header, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
+
+from pegasus.errors import AuthError, NotFoundError, PegasusError, ValidationError
+from pegasus.interchange import dump_graph
+from pegasus.llm import LLM
+from pegasus.memory import Pegasus
+from pegasus.recall.engine import RecallResult
+from pegasus.recall.presets import PRESETS
+from pegasus.results import Description
+from pegasus.stores import Stats
+from pegasus.write.forget import Forgetting
+from pegasus.write.pipeline import IngestReport
+from pegasus.write.transcript import parse_transcript
+
+
+class RecallRequest(BaseModel):
+    user: str
+    message: str
+    conversation_id: str | None = None  # the edges used are noted, reinforced on close
+    now: datetime | None = None
+    preset: str = "default"
+
+
+class IngestRequest(BaseModel):
+    user: str
+    transcript: Any = Field(description="[{role, content}] or {id, started_at, turns}")
+    conversation_id: str | None = None
+    now: datetime | None = None
+
+
+class CloseRequest(BaseModel):
+    user: str
+    conversation_id: str
+    now: datetime | None = None
+
+
+class ForgetRequest(BaseModel):
+    user: str
+    node: str | None = None
+    edge: str | None = None
+    conversation: str | None = None
+
+
+class Closed(BaseModel):
+    reinforced: int
+
+
+class Job(BaseModel):
+    id: str
+    user: str
+    conversation_id: str
+    state: Literal["queued", "running", "done", "failed"] = "queued"
+    report: IngestReport | None = None
+    error: str | None = None
+
+
+def create_app(core: Pegasus, token: str | None = None, llm: LLM | None = None) -> FastAPI:
+    """The API over ``core``. With ``token``, requests without ``Authorization: Bearer
+    <token>`` are refused; ``llm`` replaces the configured model (tests, the demo)."""
+    app = FastAPI(title="Pegasus memory", summary="Long-term memory for LLM assistants.")
+    jobs: dict[str, Job] = {}
+    ingests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest")
+    lock = threading.Lock()
+
+    def authorised(authorization: str | None = Header(default=None)) -> None:
+        if token is not None and authorization != f"Bearer {token}":
+            raise AuthError("a bearer token is required (PEGASUS_TOKEN)")
+
+    @app.exception_handler(PegasusError)
+    def pegasus_error(_: Request, exc: PegasusError) -> JSONResponse:
+        return JSONResponse({"error": str(exc)}, status_code=exc.http_status)
+
+    @app.exception_handler(RequestValidationError)
+    def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()) if part != "body")
+        message = str(first.get("msg", "bad request")).removeprefix("Value error, ")
+        return JSONResponse({"error": f"{where or 'body'}: {message}"}, status_code=400)
+
+    guarded = [Depends(authorised)]
+
+    @app.get("/health", dependencies=guarded)
+    def health() -> dict[str, Any]:
+        return {"ok": True, "store": type(core.store).__name__, "jobs": len(jobs)}
+
+    @app.post("/recall", dependencies=guarded)
+    def recall(body: RecallRequest) -> RecallResult:
+        if body.preset not in PRESETS:
+            raise ValidationError(f"unknown preset {body.preset!r}: one of {', '.join(PRESETS)}")
+        memory = core.for_user(body.user)
+        return memory.recall(body.message, body.conversation_id, body.now, PRESETS[body.preset])
+
+    @app.post("/ingest", status_code=202, dependencies=guarded)
+    def ingest(body: IngestRequest) -> Job:
+        memory = core.for_user(body.user)
+        transcript = parse_transcript(body.transcript, body.conversation_id)
+        job = Job(id=uuid.uuid4().hex, user=memory.user, conversation_id=transcript.id)
+
+        def run() -> None:
+            job.state = "running"
+            try:
+                job.report = memory.ingest(transcript, now=body.now, llm=llm)
+                job.state = "done"
+            except Exception as exc:  # the job says why; the service goes on
+                job.state, job.error = "failed", str(exc) or type(exc).__name__
+
+        with lock:
+            jobs[job.id] = job
+        ingests.submit(run)
+        return job
+
+    @app.get("/jobs/{job_id}", dependencies=guarded)
+    def job_status(job_id: str) -> Job:
+        with lock:
+            job = jobs.get(job_id)
+        if job is None:
+            raise NotFoundError(f"no job {job_id!r}")
+        return job
+
+    @app.post("/close", dependencies=guarded)
+    def close(body: CloseRequest) -> Closed:
+        count = core.for_user(body.user).close_conversation(body.conversation_id, body.now)
+        return Closed(reinforced=count)
+
+    @app.post("/forget", dependencies=guarded)
+    def forget(body: ForgetRequest) -> Forgetting:
+        memory = core.for_user(body.user)
+        plan = memory.plan_forget(body.node, body.edge, body.conversation)
+        memory.forget(plan)
+        return plan
+
+    @app.get("/show", dependencies=guarded)
+    def show(user: str, name: str) -> list[Description]:
+        return core.for_user(user).describe(name)
+
+    @app.get("/stats", dependencies=guarded)
+    def stats(user: str) -> Stats:
+        return core.for_user(user).stats()
+
+    @app.get("/export", dependencies=guarded)
+    def export(user: str) -> Response:
+        text = dump_graph(core.for_user(user).export())
+        return Response(text, media_type="application/json")
+
+    app.state.jobs = jobs
+    return app

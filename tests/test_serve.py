@@ -1,0 +1,54 @@
+"""``pegasus serve`` as a process: it says where it answers, needs its token, and
+stops cleanly on SIGTERM, removing what it said."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+
+from pegasus.config import service_file
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_serve_answers_and_stops_cleanly(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("PEGASUS_TOKEN", "t0ken")
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from pegasus.cli.app import main; main()",
+         "--store", f"sqlite:///{tmp_path / 'served.db'}", "serve", "--port", str(port),
+         "--no-decay"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/health").status_code == 401:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        else:
+            raise AssertionError("the service never answered")
+        assert json.loads(service_file().read_text()) == {"url": url, "pid": process.pid}
+        auth = {"Authorization": "Bearer t0ken"}
+        assert httpx.get(f"{url}/health", headers=auth).json()["ok"] is True
+        stats = httpx.get(f"{url}/stats", params={"user": "u"}, headers=auth).json()
+        assert stats["nodes"] == 0
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=60)[0]
+    assert process.returncode == 0, output
+    assert not service_file().exists()
+    assert os.environ["PEGASUS_TOKEN"] == "t0ken"
