@@ -32,7 +32,7 @@ from pegasus.write.transcript import parse_transcript
 
 
 class RecallRequest(BaseModel):
-    user: str
+    user: str | None = None  # the service's own default owner when left out
     message: str
     conversation_id: str | None = None  # the edges used are noted, reinforced on close
     now: datetime | None = None
@@ -47,7 +47,7 @@ class IngestRequest(BaseModel):
 
 
 class CloseRequest(BaseModel):
-    user: str
+    user: str | None = None
     conversation_id: str
     now: datetime | None = None
 
@@ -105,7 +105,7 @@ def create_app(core: Pegasus, token: str | None = None, llm: LLM | None = None) 
     def recall(body: RecallRequest) -> RecallResult:
         if body.preset not in PRESETS:
             raise ValidationError(f"unknown preset {body.preset!r}: one of {', '.join(PRESETS)}")
-        memory = core.for_user(body.user)
+        memory = core.for_user(core.settings.user if body.user is None else body.user)
         return memory.recall(body.message, body.conversation_id, body.now, PRESETS[body.preset])
 
     @app.post("/ingest", status_code=202, dependencies=guarded)
@@ -137,7 +137,8 @@ def create_app(core: Pegasus, token: str | None = None, llm: LLM | None = None) 
 
     @app.post("/close", dependencies=guarded)
     def close(body: CloseRequest) -> Closed:
-        count = core.for_user(body.user).close_conversation(body.conversation_id, body.now)
+        memory = core.for_user(core.settings.user if body.user is None else body.user)
+        count = memory.close_conversation(body.conversation_id, body.now)
         return Closed(reinforced=count)
 
     @app.post("/forget", dependencies=guarded)

@@ -14,6 +14,8 @@ import time
 import httpx
 
 from pegasus.config import service_file
+from pegasus.memory import Pegasus
+from tests.conftest import SEED_GRAPH
 
 
 def free_port() -> int:
@@ -22,8 +24,17 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", "from pegasus.cli.app import main; main()", *args],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
 def test_serve_answers_and_stops_cleanly(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("PEGASUS_TOKEN", "t0ken")
+    with Pegasus(f"sqlite:///{tmp_path / 'served.db'}") as core:
+        core.for_user("default").import_file(SEED_GRAPH)
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-c", "from pegasus.cli.app import main; main()",
@@ -46,6 +57,19 @@ def test_serve_answers_and_stops_cleanly(tmp_path, monkeypatch) -> None:
         assert httpx.get(f"{url}/health", headers=auth).json()["ok"] is True
         stats = httpx.get(f"{url}/stats", params={"user": "u"}, headers=auth).json()
         assert stats["nodes"] == 0
+        # The command line asks the running service (this machine's own default store
+        # is empty: only the service holds the sample memory)...
+        asked = cli("recall", "What did Joshua say about the Nova AI offer?", "--json",
+                    "--conversation-id", "c1")  # fmt: skip
+        assert asked.returncode == 0, asked.stderr
+        fired = {f["id"] for f in json.loads(asked.stdout)["fired"]}
+        assert "PERSON::joshua" in fired
+        closed = cli("close", "c1")
+        assert closed.returncode == 0 and "reinforced" in closed.stdout
+        assert closed.stdout.split()[1] != "0"
+        # ...unless told to work here.
+        local = cli("--local", "recall", "What did Joshua say about the Nova AI offer?")
+        assert local.returncode == 0 and local.stdout.strip() == ""
     finally:
         process.send_signal(signal.SIGTERM)
         output = process.communicate(timeout=60)[0]

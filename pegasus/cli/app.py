@@ -37,7 +37,17 @@ class Context:
     store: str | None = None
     user: str | None = None
     debug: bool = False
+    local: bool = False
     _memory: Memory | None = field(default=None, repr=False)
+
+    def service(self) -> str | None:
+        """The running memory service to ask instead of opening the store here: only
+        when no store is named (the service may hold another) and --local is not set."""
+        if self.local or self.store is not None:
+            return None
+        from pegasus.client import service_url
+
+        return service_url()
 
     @property
     def memory(self) -> Memory:
@@ -75,6 +85,9 @@ def main_options(
         typer.Option(envvar="PEGASUS_USER", help="Whose memory (default: 'default')."),
     ] = None,
     debug: Annotated[bool, typer.Option(help="Show a traceback on errors.")] = False,
+    local: Annotated[
+        bool, typer.Option(help="Work in this process even when a memory service runs.")
+    ] = False,
     version: Annotated[
         bool,
         typer.Option(
@@ -82,7 +95,7 @@ def main_options(
         ),
     ] = False,
 ) -> None:
-    context = Context(store=store, user=user, debug=debug)
+    context = Context(store=store, user=user, debug=debug, local=local)
     ctx.obj = context
     ctx.call_on_close(context.close)
 

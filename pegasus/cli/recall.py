@@ -1,13 +1,16 @@
-"""``pegasus recall`` and ``pegasus close``: the read path from the shell."""
+"""``pegasus recall`` and ``pegasus close``: the read path from the shell, through a
+running memory service when there is one (see :meth:`Context.service`)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Annotated
 
 import typer
 
 from pegasus.cli.common import parse_when
+from pegasus.client import call
 from pegasus.errors import ValidationError
 from pegasus.recall.presets import PRESETS
 
@@ -27,17 +30,23 @@ def recall(
     """Print the memory block to inject for a message (empty when nothing is relevant)."""
     if preset not in PRESETS:
         raise ValidationError(f"unknown preset {preset!r}: choose one of {', '.join(PRESETS)}")
-    memory = ctx.obj.memory
     when = parse_when(now)
+    service = ctx.obj.service()
     lines = (line.rstrip("\n") for line in sys.stdin) if message == "-" else iter([message])
     for line in lines:
         if message == "-" and not line.strip():
             continue
-        result = memory.recall(line, conversation_id, when, PRESETS[preset])
+        body = {"user": ctx.obj.user, "message": line, "conversation_id": conversation_id,
+                "now": when.isoformat() if when else None, "preset": preset}  # fmt: skip
+        answer = call(service, "/recall", body) if service else None
+        if answer is None:  # no service, or it stopped answering: recall here
+            service = None
+            result = ctx.obj.memory.recall(line, conversation_id, when, PRESETS[preset])
+            answer = result.model_dump(mode="json")
         if as_json:
-            typer.echo(result.model_dump_json())
+            typer.echo(json.dumps(answer, ensure_ascii=False, separators=(",", ":")))
         else:
-            typer.echo(result.text)
+            typer.echo(answer["text"])
         sys.stdout.flush()
 
 
@@ -47,7 +56,13 @@ def close(
     now: Annotated[str | None, typer.Option(help="Close as of this ISO time.")] = None,
 ) -> None:
     """Reinforce (once) the memories recall used in a conversation."""
-    count = ctx.obj.memory.close_conversation(conversation_id, parse_when(now))
+    when = parse_when(now)
+    service = ctx.obj.service()
+    body = {"user": ctx.obj.user, "conversation_id": conversation_id,
+            "now": when.isoformat() if when else None}  # fmt: skip
+    answer = call(service, "/close", body) if service else None
+    count = answer["reinforced"] if answer else ctx.obj.memory.close_conversation(
+        conversation_id, when)  # fmt: skip
     typer.echo(f"reinforced {count} edges used in {conversation_id}")
 
 
