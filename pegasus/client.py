@@ -15,14 +15,12 @@ from pegasus import errors
 
 APP_NAME = "pegasus"
 TIMEOUT_SECONDS = 30.0
-# HTTP status -> the error a local call would have raised.
+# HTTP status -> the error a local call would have raised (the statuses are the tree's).
 ERRORS: dict[int, type[errors.PegasusError]] = {
-    400: errors.ValidationError,
-    401: errors.AuthError,
-    404: errors.NotFoundError,
-    502: errors.LLMError,
-    503: errors.StoreError,
-}
+    error.http_status: error
+    for error in (errors.ValidationError, errors.AuthError, errors.NotFoundError,
+                  errors.LLMError, errors.StoreError)
+}  # fmt: skip
 
 
 def service_url() -> str | None:

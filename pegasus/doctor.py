@@ -168,12 +168,6 @@ def check_config(user: str | None) -> tuple[Check, Settings]:
 
 
 # --- Neo4j ----------------------------------------------------------------------
-def _auth(settings: Settings) -> tuple[str, str] | None:
-    if settings.neo4j_user and settings.neo4j_password:
-        return settings.neo4j_user, settings.neo4j_password
-    return None
-
-
 def _version(agent: str) -> tuple[int, ...]:
     found = re.search(r"(\d+)\.(\d+)", agent)
     return (int(found[1]), int(found[2])) if found else ()
@@ -193,12 +187,12 @@ def _neo4j_server(uri: str, settings: Settings, schema: bool = False) -> dict[st
     import neo4j
     from neo4j.exceptions import AuthError, ConfigurationError, DriverError, Neo4jError
 
-    from pegasus.stores.neo4j import cypher
+    from pegasus.stores.neo4j import credentials, cypher
 
     try:
         driver = neo4j.GraphDatabase.driver(
             uri,
-            auth=_auth(settings),
+            auth=credentials(settings),
             connection_timeout=NEO4J_CONNECT_SECONDS,
             connection_acquisition_timeout=NEO4J_CONNECT_SECONDS * 2,
             notifications_min_severity="OFF",
@@ -305,9 +299,12 @@ def _nearest_existing(path: Path) -> Path:
 
 def _check_sqlite(url: str, settings: Settings) -> Check:
     from pegasus.stores import open_store
-    from pegasus.stores.sqlite import MIGRATIONS
+    from pegasus.stores.sqlite import MIGRATIONS, file_of
 
-    text = url.removeprefix("sqlite://").removeprefix("/")  # as SQLiteStore.from_url reads it
+    try:
+        text = file_of(url)
+    except ConfigError:
+        return Check("store", PROBLEM, f"{url!r} names no file", "use sqlite:///path/to/memory.db")
     if text == ":memory:":
         return Check(
             "store",
@@ -315,9 +312,7 @@ def _check_sqlite(url: str, settings: Settings) -> Check:
             f"{url}: in memory, so every command starts empty and nothing is kept",
             "use sqlite:///path/to/memory.db to keep memories",
         )
-    if not text:
-        return Check("store", PROBLEM, f"{url!r} names no file", "use sqlite:///path/to/memory.db")
-    path = Path(text).expanduser()
+    path = Path(text)
     folder = path.resolve().parent
     redirect = "or point --store / PEGASUS_STORE at another file"
     if not path.exists():

@@ -161,5 +161,4 @@ def create_app(core: Pegasus, token: str | None = None, llm: LLM | None = None) 
         text = dump_graph(core.for_user(user).export())
         return Response(text, media_type="application/json")
 
-    app.state.jobs = jobs
     return app

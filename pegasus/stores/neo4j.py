@@ -51,6 +51,13 @@ NAMES_PER_QUERY = 200  # terms per full-text query (Lucene caps clauses at 1,024
 SEARCH_OVERFETCH = 4
 
 
+def credentials(settings: Settings) -> tuple[str, str] | None:
+    """NEO4J_USER and NEO4J_PASSWORD, when both are set (the launcher runs without)."""
+    if settings.neo4j_user and settings.neo4j_password:
+        return settings.neo4j_user, settings.neo4j_password
+    return None
+
+
 def _possible_ends(edge_id: str) -> list[dict[str, str]]:
     """Every (source, target) an id of the form ``source::RELATION::target`` can
     name; node ids hold '::' themselves, so each split is a candidate."""
@@ -183,10 +190,7 @@ class Neo4jStore(Store):
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> Neo4jStore:
-        auth = None
-        if settings.neo4j_user and settings.neo4j_password:
-            auth = (settings.neo4j_user, settings.neo4j_password)
-        return cls(url, auth=auth)
+        return cls(url, auth=credentials(settings))
 
     # --- plumbing -------------------------------------------------------------
     def _run_schema(self) -> None:

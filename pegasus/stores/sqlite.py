@@ -215,6 +215,19 @@ def _edge_from(row: sqlite3.Row) -> Edge:
     )  # fmt: skip
 
 
+def file_of(url: str) -> str:
+    """The file a ``sqlite:`` URL names, as in SQLAlchemy: sqlite:///relative.db,
+    sqlite:////absolute.db, sqlite:///:memory: for a store that vanishes with the
+    process."""
+    path = url.removeprefix("sqlite://").removeprefix("/")
+    if not path:
+        raise ConfigError(
+            f"{url!r} names no file: use sqlite:///path/to/memory.db "
+            "(sqlite:///:memory: for a store that vanishes when the process ends)"
+        )
+    return path if path == ":memory:" else str(Path(path).expanduser())
+
+
 class _Vectors(NamedTuple):
     keys: list[EmbeddingKey]
     matrix: np.ndarray  # one unit-length key per column
@@ -250,15 +263,8 @@ class SQLiteStore(Store):
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> SQLiteStore:
-        # As in SQLAlchemy: sqlite:///relative.db, sqlite:////absolute.db.
-        path = url.removeprefix("sqlite://").removeprefix("/")
-        if not path:
-            raise ConfigError(
-                f"{url!r} names no file: use sqlite:///path/to/memory.db "
-                "(sqlite:///:memory: for a store that vanishes when the process ends)"
-            )
+        path = file_of(url)
         if path != ":memory:":
-            path = str(Path(path).expanduser())
             folder = Path(path).resolve().parent
             if folder == data_dir().resolve():
                 folder.mkdir(parents=True, exist_ok=True)  # the default place: made on first use
@@ -724,12 +730,19 @@ class SQLiteStore(Store):
         """The owner's keys as unit vectors, one per column (a query multiplies it
         faster than a row matrix: the search reads it straight through), and their
         mean. Reloaded when the keys changed, whichever connection or process changed
-        them: a cheap fingerprint of the owner's key rows is checked on every use."""
+        them: when anything was committed since this thread last looked (SQLite's
+        data_version, one pragma), a fingerprint of the owner's key rows says whether
+        the keys were part of it."""
         with self._cache_lock, self._snapshot():
+            version = self._reader().execute("PRAGMA data_version").fetchone()[0]
+            looked: dict[str, tuple] = self._local.__dict__.setdefault("looked", {})
+            cached = self._vectors.get(user)
+            if cached is not None and looked.get(user) == (version, cached.fingerprint):
+                return cached
             fingerprint = tuple(self._rows(
                 "SELECT count(*), total(rowid), max(rowid) FROM keys WHERE user = ?", (user,)
             )[0])  # fmt: skip
-            cached = self._vectors.get(user)
+            looked[user] = (version, fingerprint)
             if cached is not None and cached.fingerprint == fingerprint:
                 return cached
             rows = self._rows("SELECT * FROM keys WHERE user = ? ORDER BY id", (user,))
