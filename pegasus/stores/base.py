@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 
 import numpy as np
@@ -75,12 +75,7 @@ class Changes:
                    keys=keys, self_id=graph.self_id)  # fmt: skip
 
     def __bool__(self) -> bool:
-        return any(
-            (self.nodes, self.edges, self.conversations, self.keys, self.self_id,
-             self.delete_nodes, self.delete_edges, self.delete_conversations,
-             self.delete_keys, self.journal, self.used, self.used_done, self.closed,
-             self.strengths)
-        )  # fmt: skip
+        return any(getattr(self, part.name) for part in fields(self))
 
 
 class Stats(BaseModel):
