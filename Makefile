@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint neo4j-up neo4j-down bench bench-full clean
+.PHONY: install demo test lint neo4j-up neo4j-down bench bench-full bench-locomo clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,12 @@ bench-full: install
 	NEO4J_HEAP=$${NEO4J_HEAP:-10g} PYTHON=$(PY) ./scripts/with-neo4j.sh \
 	  $(PY) -m bench.suite --sizes 1000 10000 100000 1000000 --out bench/results/suite-full.json
 	$(PY) -m bench.report bench/results/suite-full.json
+
+# LoCoMo evidence recall (docs/benchmarks.md): the data is read where it lies,
+# never copied here; LOCOMO names the file.
+LOCOMO ?= ../shared/locomo/locomo8.json
+bench-locomo: install
+	$(PY) -m bench.locomo --data $(LOCOMO)
 
 clean:
 	rm -rf $(VENV) .neo4j neo4j-launcher/target

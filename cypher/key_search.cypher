@@ -1,4 +1,5 @@
-// For each query ($queries: [{i, vector}]), the owner's nearest keys.
+// For each query ($queries: [{i, vector}]), the owner's nearest keys of $kinds
+// (every kind when null).
 // The index spans every owner, so ask it for $candidates and keep this owner's.
 // Neo4j reports cosine as (1 + cos) / 2; turn it back into cos. Each key found
 // comes back once with its vector, however many queries found it.
@@ -7,7 +8,7 @@ CALL (query) {
   CALL db.index.vector.queryNodes('key_embedding', $candidates, query.vector)
   YIELD node, score
   WITH node, score
-  WHERE node.user = $user
+  WHERE node.user = $user AND ($kinds IS NULL OR node.kind IN $kinds)
   RETURN node, score
   ORDER BY score DESC
   LIMIT $limit

@@ -2,5 +2,7 @@
 UNWIND $rows AS row
 MERGE (k:Key {user: $user, id: row.id})
 SET k.text = row.text, k.ref = row.ref, k.kind = row.kind
+// Claim keys carry a label of their own: the full-text index of claim words is on it.
+FOREACH (_ IN CASE WHEN row.kind = 'claim' THEN [1] ELSE [] END | SET k:ClaimKey)
 WITH k, row
 CALL db.create.setNodeVectorProperty(k, 'embedding', row.vector)

@@ -19,5 +19,9 @@ OPTIONS {indexConfig: {`vector.similarity_function`: 'cosine'}};
 CREATE FULLTEXT INDEX entity_names IF NOT EXISTS
 FOR (n:Entity) ON EACH [n.names_folded]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword'}};
+// Claims by their words (names, relation and snippet), stemmed as English.
+CREATE FULLTEXT INDEX claim_words IF NOT EXISTS
+FOR (k:ClaimKey) ON EACH [k.text]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};
 // Wait for new indexes to come online before the first query uses them.
 CALL db.awaitIndexes(300)

@@ -75,23 +75,15 @@ class ChatSession:
         """Why each node of the last recall fired: seed words and scores, hop, path."""
         if self.last is None or not self.last.fired:
             return ["nothing was recalled for the last message"]
-        lines = []
-        seeds: dict[str, list[str]] = {}
-        for seed in self.last.seeds:
-            seeds.setdefault(seed["ref"], []).append(
-                f"'{seed['unit']}' ~ '{seed['key']}' {seed['score']:.2f}"
-            )
-        used = self.memory.claims_by_id(self.last.used_edges)
-        for fired in self.last.fired:
-            how = "seed" if fired.via == "seed" else f"{fired.via} edge, hop {fired.hop}"
-            cues = "; ".join(seeds.get(fired.id, []))
-            if not cues:  # reached through the graph: the injected claims at it
-                cues = "; ".join(
-                    f"{c.source_name} -{c.edge.relation}-> {c.target_name}"
-                    for c in used
-                    if fired.id in (c.edge.source, c.edge.target)
-                )
-            lines.append(f"{fired.name} ({fired.kind}) score {fired.score:.2f} via {how}: {cues}")
+        lines = [
+            f"{fired.name} ({fired.kind}) score {fired.score:.2f}: {fired.why}"
+            for fired in self.last.fired
+        ]
+        for claim in self.last.shown:
+            reached = f"reached by {claim.cue}" if claim.cue else "between fired entities"
+            about = f", about {claim.about}" if claim.about else ""
+            lines.append(f"  {claim.claim}: {reached}, strength {claim.strength:.0f}, "
+                         f"said {claim.said}{about}")  # fmt: skip
         return lines
 
     def transcript(self) -> dict:

@@ -23,7 +23,7 @@ from pegasus.interchange import Graph, dump_graph, parse_graph
 from pegasus.llm import LLM, LLMConfig
 from pegasus.model import Node, utcnow
 from pegasus.recall.engine import Recaller, RecallResult
-from pegasus.recall.keys import missing_keys, sync_keys
+from pegasus.recall.keys import claim_key_id, missing_keys, sync_keys
 from pegasus.recall.ordinary import Ordinariness
 from pegasus.recall.presets import DEFAULT, RecallSettings
 from pegasus.results import Claim, Description
@@ -364,6 +364,10 @@ class Memory:
 
     def forget(self, plan: Forgetting) -> None:
         """Apply a plan of :meth:`plan_forget` in one transaction."""
+        # A deleted node takes its claims with it, and their keys must go too.
+        gone = set(plan.edges)
+        if plan.nodes:
+            gone |= {edge.id for edge in self.store.edges_touching(self.user, plan.nodes)}
         self.store.apply(
             self.user,
             Changes(
@@ -371,6 +375,7 @@ class Memory:
                 edges=plan.edges_changed,
                 delete_nodes=plan.nodes,
                 delete_edges=plan.edges,
+                delete_keys=[claim_key_id(edge_id) for edge_id in sorted(gone)],
                 delete_conversations=[plan.conversation] if plan.conversation else [],
             ),
         )

@@ -376,13 +376,18 @@ class Conversation(_Record):
     closed_at: datetime | None = None
 
 
-class EmbeddingKey(_Record):
-    """One searchable text: a node's name or alias, or a relation label as a phrase."""
+NODE_KEY, RELATION_KEY, CLAIM_KEY = "node", "relation", "claim"
+NAME_KEYS = (NODE_KEY, RELATION_KEY)  # what a word of a message is matched against
 
-    id: Text  # "node|<node id>|<name>": both bounded
-    text: Name
-    ref: Id  # the node id, or the relation label
-    kind: str = Field(pattern=r"^(node|relation)$")
+
+class EmbeddingKey(_Record):
+    """One searchable text: a node's name or alias, a relation label as a phrase, or
+    a claim (its line and snippet: what recall finds by meaning and by words)."""
+
+    id: Text  # "node|<node id>|<name>", "claim|<edge id>": both bounded
+    text: Text
+    ref: Id  # the node id, the relation label, or the edge id
+    kind: str = Field(pattern=r"^(node|relation|claim)$")
     vector: Sequence[float]  # a list, or a read-only numpy row from a store's search
 
 

@@ -51,7 +51,8 @@ def test_the_second_chat_remembers_the_first(capsys, monkeypatch, tmp_path, serv
     assert '"Maya" -[LIVES_IN]-> "Lisbon"' in system and "architect" in system
     assert '"Maya" -[LIVES_IN]-> "Lisbon"' in second.out  # /memory
     assert "Lisbon (PLACE)" in second.out and "'lisbon'" in second.out  # /why: the seed word
-    assert "Maya (PERSON)" in second.out and "hop 1" in second.out
+    # Maya was reached through the claim that holds the message's words.
+    assert "Maya (PERSON)" in second.out and "Maya -LIVES_IN-> Lisbon" in second.out
     # The chat before remembered nothing yet: no memory in its system prompt.
     assert "What you remember" not in chats[0]["messages"][0]["content"]
 

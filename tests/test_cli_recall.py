@@ -28,9 +28,10 @@ def test_json_has_the_specified_fields(capsys, options) -> None:
                      "--now", NOW)  # fmt: skip
     assert result.code == 0, result.err
     data = json.loads(result.out)
-    assert {"seeds", "fired", "memory", "context", "text"} <= set(data)
+    assert {"seeds", "fired", "memory", "context", "text", "used_edges", "shown"} <= set(data)
     first = data["fired"][0]
-    assert set(first) == {"id", "name", "kind", "score", "via", "hop"}
+    assert set(first) == {"id", "name", "kind", "score", "via", "hop", "why"} and first["why"]
+    assert {s["edge_id"] for s in data["shown"]} == set(data["used_edges"])
     assert first["via"] in {"seed", "forward", "reverse"}
     assert data["text"].startswith(f"{NOTICE}\n[MEMORY]\n")
     plain = run_cli(capsys, *options, "recall", "Should I take the bank offer?", "--now", NOW)

@@ -65,8 +65,8 @@ def test_every_verb_answers_with_a_model(store: Store, user: str) -> None:
     memory = Pegasus(store).for_user(user)
     memory.import_file(SEED_GRAPH)
     recalled = memory.recall(QUESTION, now=NOW)
-    assert set(recalled.model_dump()) == {
-        "message", "seeds", "fired", "memory", "context", "text", "used_edges"}  # fmt: skip
+    assert set(recalled.model_dump()) == {"message", "seeds", "fired", "memory", "context",
+                                          "text", "used_edges", "shown"}  # fmt: skip
     stats = memory.stats()
     assert (stats.nodes, stats.edges) == (16, 21)
     joshua = memory.describe("Joshua", NOW)[0]

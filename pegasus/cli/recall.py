@@ -26,11 +26,19 @@ def recall(
     preset: Annotated[
         str, typer.Option(help=f"Recall settings: {', '.join(PRESETS)}.")
     ] = "default",
+    why_not: Annotated[
+        str | None,
+        typer.Option("--why-not", help="Say which step kept this entity (name or id) out."),
+    ] = None,
 ) -> None:
     """Print the memory block to inject for a message (empty when nothing is relevant)."""
     if preset not in PRESETS:
         raise ValidationError(f"unknown preset {preset!r}: choose one of {', '.join(PRESETS)}")
     when = parse_when(now)
+    if why_not is not None:
+        memory = ctx.obj.memory
+        typer.echo(memory.recaller(PRESETS[preset]).why_not(memory.user, message, why_not, when))
+        return
     service = ctx.obj.service()
     lines = (line.rstrip("\n") for line in sys.stdin) if message == "-" else iter([message])
     for line in lines:

@@ -89,6 +89,19 @@ def spread(
     return state
 
 
+def lift(state: dict[str, Activation], node_id: str, amount: float) -> bool:
+    """Raise a node to at least ``amount``, as a seed: reached directly, not by
+    spreading. Whether it was raised."""
+    found = state.get(node_id)
+    if found is None:
+        state[node_id] = Activation(node_id, score=amount, seed=amount)
+    elif found.score < amount:
+        found.seed, found.score = max(found.seed, amount), amount
+    else:
+        return False
+    return True
+
+
 def co_episode_bonus(
     state: dict[str, Activation],
     conversations: Mapping[str, Iterable[str]],

@@ -3,6 +3,8 @@ budget -> block. Never writes to the graph; the caller logs ``used_edges``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -10,24 +12,19 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from pegasus.embed import Embedder
-from pegasus.model import Edge, Node, utcnow
+from pegasus.model import NAME_KEYS, Edge, Node, utcnow
 from pegasus.recall import activation as act
+from pegasus.recall import explain
+from pegasus.recall.cues import ClaimCue, claim_cues, stems
+from pegasus.recall.explain import Fired, Shown
 from pegasus.recall.inject import build_block
+from pegasus.recall.keys import relation_phrase
 from pegasus.recall.ordinary import Ordinariness
 from pegasus.recall.presets import DEFAULT, RecallSettings
-from pegasus.recall.seeds import Hit, accept, centred_scores, collect, csls, seed_activation
+from pegasus.recall.seeds import Hit, Seeds, accept, centred_scores, collect, csls, seed_activation
 from pegasus.recall.text import content_words, phrases, possessive_phrases
 from pegasus.stores import Store
 from pegasus.time.decay import RULE, DecayRule, edge_state
-
-
-class Fired(BaseModel):
-    id: str
-    name: str
-    kind: str
-    score: float
-    via: str
-    hop: int
 
 
 class RecallResult(BaseModel):
@@ -40,6 +37,28 @@ class RecallResult(BaseModel):
     context: list[str] = Field(default_factory=list)
     text: str = ""
     used_edges: list[str] = Field(default_factory=list)
+    shown: list[Shown] = Field(default_factory=list)  # each claim in the block, and why
+
+
+@dataclass
+class Trace:
+    """Every step of one recall, for explanations."""
+
+    result: RecallResult
+    self_id: str | None = None
+    seeds: Seeds | None = None
+    cues: dict[str, ClaimCue] = field(default_factory=dict)
+    lifted: dict[str, str] = field(default_factory=dict)  # node id -> claim that lit it
+    state: dict[str, act.Activation] = field(default_factory=dict)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    edges: list[Edge] = field(default_factory=list)
+    scores: dict[str, float] | None = None
+    past: dict[str, Edge] = field(default_factory=dict)  # history the message reached
+
+
+def is_live(edge: Edge) -> bool:
+    """Live as of the last daily pass (what a live-only subgraph pull returns)."""
+    return not (edge.dormant or edge.expired or edge.superseded_by)
 
 
 def current(edges: list[Edge], now: datetime, rule: DecayRule = RULE) -> list[Edge]:
@@ -51,6 +70,75 @@ def current(edges: list[Edge], now: datetime, rule: DecayRule = RULE) -> list[Ed
         if state.live:
             live.append(edge.model_copy(update=state.stored()))
     return live
+
+
+def past_claims(
+    edges: list[Edge],
+    cues: dict[str, ClaimCue],
+    now: datetime,
+    rule: DecayRule,
+    settings: RecallSettings,
+    message: str,
+    get_nodes: Callable[[list[str]], list[Node]],
+) -> dict[str, Edge]:
+    """The claims among ``edges`` that are no longer current (replaced, ended or
+    faded) but that the message asks about: reached by their own cue strongly
+    enough, and sharing a word with what the claim says beyond the names of its
+    ends (naming someone is not asking about their past)."""
+    if not settings.show_history:
+        return {}
+    candidates = {}
+    for edge in edges:
+        state = edge_state(edge, now, rule)
+        if not state.live and cues[edge.id].score >= settings.history_cue:
+            candidates[edge.id] = edge.model_copy(update=state.stored())
+    if not candidates:
+        return {}
+    ends = {e for edge in candidates.values() for e in (edge.source, edge.target)}
+    names = {node.id: stems(" ".join(node.names)) for node in get_nodes(list(ends))}
+    asked = stems(message)
+    return {
+        edge_id: edge
+        for edge_id, edge in candidates.items()
+        if (asked - names.get(edge.source, set()) - names.get(edge.target, set()))
+        & stems(f"{relation_phrase(edge.relation)} {edge.snippet}")
+    }
+
+
+def past_label(edge: Edge, now: datetime, rule: DecayRule) -> str:
+    """How a past claim is shown: "until 2023-06-01", "since replaced", "faded"."""
+    state = edge_state(edge, now, rule)
+    if state.superseded:
+        return "since replaced"
+    if state.expired and edge.expires_at is not None:
+        return f"until {edge.expires_at:%Y-%m-%d}"
+    return "faded"
+
+
+def edge_scores(
+    edges: list[Edge],
+    state: dict[str, act.Activation],
+    cues: dict[str, ClaimCue],
+    self_id: str | None,
+    settings: RecallSettings,
+) -> dict[str, float]:
+    """Each claim's claim to a place in the block: what its own cue earned, plus the
+    activation of its ends taken as a geometric mean, so that a hub at one end
+    cannot carry a claim whose other end nothing reached (the user's own node counts
+    as fully reached: every claim about the user is about the message's subject)."""
+
+    def reached(node_id: str) -> float:
+        if node_id == self_id:
+            return 1.0
+        found = state.get(node_id)
+        return min(found.score, 1.0) if found else 0.0
+
+    scores = {}
+    for edge in edges:
+        graph = (reached(edge.source) * reached(edge.target)) ** 0.5
+        cue = cues.get(edge.id)
+        scores[edge.id] = graph + (settings.claim_weight * cue.score if cue else 0.0)
+    return scores
 
 
 # A possessive unit ("Trevor's boss") must beat the bare name by this much on a key.
@@ -97,7 +185,9 @@ class Recaller:
         weight = self.settings.ordinariness_weight
         r_units = self.ordinariness.of(vectors, mean) if weight else np.zeros(len(units))
         hits: list[Hit] = []
-        nearest = self.store.search_keys_many(user, vectors.tolist(), self.settings.candidates)
+        nearest = self.store.search_keys_many(
+            user, vectors.tolist(), self.settings.candidates, NAME_KEYS
+        )
         for unit, vector, r_unit, found in zip(units, vectors, r_units, nearest, strict=True):
             if not found:
                 continue
@@ -120,21 +210,50 @@ class Recaller:
 
     # --- the whole read path -------------------------------------------------------
     def recall(self, user: str, message: str, now: datetime | None = None) -> RecallResult:
+        return self.trace(user, message, now).result
+
+    def why_not(self, user: str, message: str, name: str, now: datetime | None = None) -> str:
+        """Which step kept the entity called ``name`` out of the block for ``message``."""
+        found = self.store.find_nodes(user, name) or self.store.get_nodes(user, [name])
+        if not found:
+            return f"nothing in memory is called {name!r}"
+        return explain.why_not(self.trace(user, message, now), found[0], self, user, message)
+
+    def trace(self, user: str, message: str, now: datetime | None = None) -> Trace:
         now = now or utcnow()
         settings = self.settings
         result = RecallResult(message=message)
-        self_id = self.store.get_self(user)
+        trace = Trace(result)
+        self_id = trace.self_id = self.store.get_self(user)
         owner = None
         if settings.use_possessives and self_id:
             found = self.store.get_nodes(user, [self_id])
             owner = found[0].name if found else None
-        seeds = collect(self.match(user, self.units(message, owner), owner), settings)
+        seeds = trace.seeds = collect(self.match(user, self.units(message, owner), owner), settings)
         result.seeds = [
             {"unit": h.unit, "key": h.key.text, "kind": h.key.kind, "ref": h.key.ref,
              "score": round(h.score, 4)}
             for h in seeds.hits
         ]  # fmt: skip
         seed_nodes = dict(seeds.nodes)
+        cues = trace.cues = (
+            claim_cues(self.store, user, self.embedder, message, settings)
+            if settings.claim_cues
+            else {}
+        )
+        found = self.store.get_edges(user, list(cues)) if cues else []
+        cued = current([e for e in found if is_live(e)], now, self.rule)
+        # History the message asks about: claims no longer current that its own cue
+        # reached. Shown as past, never as current, and never reached by spreading.
+        trace.past = past_claims(
+            found,
+            cues,
+            now,
+            self.rule,
+            settings,
+            message,
+            lambda ids: self.store.get_nodes(user, ids),
+        )
 
         if seeds.relations and not settings.relation_needs_anchor:
             # The baseline: a relation hit seeds both ends of every edge carrying it.
@@ -143,17 +262,21 @@ class Recaller:
             ):
                 for end in (edge.source, edge.target):
                     seed_nodes[end] = max(seed_nodes.get(end, 0.0), 1.0)
-        if not seed_nodes:
-            return result
+        if not seed_nodes and not cued and not trace.past:
+            return trace
 
         stop_at = [self_id] if settings.block_self and self_id else []
         # Edges only: most nodes two hops out can never fire, so they are fetched
         # after spreading, and only those that still might.
-        graph = self.store.subgraph(
-            user, list(seed_nodes), hops=settings.hops, live_only=True, stop_at=stop_at,
-            with_nodes=False,
+        graph = (
+            self.store.subgraph(
+                user, list(seed_nodes), hops=settings.hops, live_only=True, stop_at=stop_at,
+                with_nodes=False,
+            )
+            if seed_nodes
+            else None
         )  # fmt: skip
-        edges = current(graph.edges, now, self.rule)
+        edges = current(graph.edges, now, self.rule) if graph else []
 
         if seeds.relations and settings.relation_needs_anchor:
             # Two cues: a relation word counts only on an edge at a node the message
@@ -170,10 +293,19 @@ class Recaller:
 
         blocked = frozenset(stop_at)
         state = act.spread(seed_nodes, edges, settings.hops, settings.spread_factor, blocked)
+        trace.state = state
+        for edge in sorted(cued, key=lambda e: cues[e.id].score):
+            # A claim the message reached lights its ends as much as it was reached.
+            # They do not spread: the claim itself is what was asked about.
+            for end in (edge.source, edge.target):
+                if act.lift(state, end, cues[edge.id].score):
+                    trace.lifted[end] = edge.id
         floor = settings.fire_threshold - settings.co_episode_bonus
         hopeful = [node_id for node_id, a in state.items() if a.score >= floor]
         hopeful += [self_id] if self_id else []  # claims to the user are shown beside fired nodes
-        nodes: dict[str, Node] = {n.id: n for n in self.store.get_nodes(user, hopeful)}
+        shown = [*cued, *trace.past.values()]  # claims the block may show for their own cue
+        hopeful += [end for edge in shown for end in (edge.source, edge.target)]
+        nodes = trace.nodes = {n.id: n for n in self.store.get_nodes(user, hopeful)}
         act.co_episode_bonus(
             state,
             {node_id: node.conversations for node_id, node in nodes.items()},
@@ -187,12 +319,14 @@ class Recaller:
             settings.max_fired,
             settings.forward_share,
         )
-        block = build_block(fired, nodes, edges, settings, self_id)
-        result.fired = [
-            Fired(id=a.node_id, name=nodes[a.node_id].name, kind=nodes[a.node_id].kind.value,
-                  score=round(a.score, 4), via=a.via, hop=a.hop)
-            for a in fired
-        ]  # fmt: skip
+        known = {edge.id for edge in edges}
+        edges += [edge for edge in shown if edge.id not in known]
+        scores = edge_scores(edges, state, cues, self_id, settings) if settings.claim_cues else None
+        trace.edges, trace.scores = edges, scores
+        past = {edge_id: past_label(edge, now, self.rule) for edge_id, edge in trace.past.items()}
+        block = build_block(fired, nodes, edges, settings, self_id, scores, past)
+        result.fired = [explain.fired(a, trace) for a in fired]
         result.memory, result.context, result.text = block.memory, block.context, block.text
         result.used_edges = block.used_edges
-        return result
+        result.shown = explain.shown(block.used_edges, trace)
+        return trace

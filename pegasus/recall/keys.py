@@ -1,14 +1,16 @@
-"""Embedding keys: every node's name and aliases, and every distinct relation label
-as a phrase. Kept in step with the graph by :func:`sync_keys`."""
+"""Embedding keys: every node's name and aliases, every distinct relation label as a
+phrase, and every claim as its line and snippet ("Evan visited Rockies: We all
+hiked the trails last week"), which recall finds by meaning and by words. Kept in
+step with the graph by the write path, forget, import and :func:`sync_keys`."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pegasus.embed import Embedder
 from pegasus.interchange import Graph
-from pegasus.model import EmbeddingKey, Node
+from pegasus.model import CLAIM_KEY, NODE_KEY, RELATION_KEY, Edge, EmbeddingKey, Node
 from pegasus.stores import Changes, Store
 
 PAREN = re.compile(r"^(?P<head>[^()]+?)\s*\((?P<inner>[^()]+)\)\s*$")
@@ -39,16 +41,32 @@ def relation_key_id(label: str) -> str:
     return f"relation|{label}"
 
 
+def claim_key_id(edge_id: str) -> str:
+    return f"claim|{edge_id}"
+
+
+def claim_text(edge: Edge, names: Mapping[str, str]) -> str:
+    """What a claim is searched by: its line in words, then the words it rests on."""
+    line = f"{names[edge.source]} {relation_phrase(edge.relation)} {names[edge.target]}"
+    return f"{line}: {' '.join(edge.snippet.split())}"
+
+
 def expected_keys(
-    nodes: Iterable[Node], relations: Iterable[str]
+    nodes: Iterable[Node], relations: Iterable[str], edges: Iterable[Edge] = ()
 ) -> dict[str, tuple[str, str, str]]:
-    """key id -> (text, ref, kind) for a set of nodes and relation labels."""
+    """key id -> (text, ref, kind) for a set of nodes, relation labels and claims
+    (a claim's ends must be among ``nodes``)."""
     keys: dict[str, tuple[str, str, str]] = {}
+    names: dict[str, str] = {}
     for node in nodes:
+        names[node.id] = node.name
         for text in node_key_texts(node):
-            keys[node_key_id(node.id, text)] = (text, node.id, "node")
+            keys[node_key_id(node.id, text)] = (text, node.id, NODE_KEY)
     for label in relations:
-        keys[relation_key_id(label)] = (relation_phrase(label), label, "relation")
+        keys[relation_key_id(label)] = (relation_phrase(label), label, RELATION_KEY)
+    for edge in edges:
+        if edge.source in names and edge.target in names:
+            keys[claim_key_id(edge.id)] = (claim_text(edge, names), edge.id, CLAIM_KEY)
     return keys
 
 
@@ -57,9 +75,15 @@ def missing_keys(
 ) -> tuple[list[EmbeddingKey], list[str]]:
     """What the stored keys lack for ``graph`` (embedded here) and which stored keys
     name nothing in it. Texts already embedded are never embedded again."""
-    wanted = expected_keys(graph.nodes, {edge.relation for edge in graph.edges})
-    have = {key.id for key in store.list_keys(user)}
-    missing = [key_id for key_id in wanted if key_id not in have]
+    ends = {end for edge in graph.edges for end in (edge.source, edge.target)}
+    outside = ends - {node.id for node in graph.nodes}
+    nodes = [*graph.nodes, *(store.get_nodes(user, outside) if outside else [])]
+    wanted = expected_keys(nodes, {edge.relation for edge in graph.edges}, graph.edges)
+    wanted = {key_id: value for key_id, value in wanted.items()
+              if value[2] != NODE_KEY or value[1] in {node.id for node in graph.nodes}}  # fmt: skip
+    have = {key.id: key.text for key in store.list_keys(user)}
+    # A claim whose snippet was replaced is embedded again.
+    missing = [key_id for key_id in wanted if have.get(key_id) != wanted[key_id][0]]
     vectors = embedder.embed_batch([wanted[key_id][0] for key_id in missing]) if missing else []
     keys = [
         EmbeddingKey(id=key_id, text=wanted[key_id][0], ref=wanted[key_id][1],
@@ -78,15 +102,23 @@ def sync_keys(store: Store, user: str, embedder: Embedder) -> tuple[int, int]:
 
 
 def key_changes(
-    before: Sequence[Node | None], after: Sequence[Node], relations: Iterable[str]
+    before: Sequence[Node | None],
+    after: Sequence[Node],
+    relations: Iterable[str],
+    edges: Iterable[Edge] = (),
+    ends: Iterable[Node] = (),
 ) -> list[EmbeddingKey]:
     """The keys a write adds (vectors still empty): names and aliases each node
-    gained, and the given relation labels. Writes never remove a name, so nothing
-    is deleted here; deleting a node drops its keys in the store."""
+    gained, the given relation labels, and the written claims (``ends`` names the
+    claims' ends that are not among ``after``). Writes never remove a name, so
+    nothing is deleted here; deleting a node drops its keys in the store."""
     old = expected_keys([node for node in before if node is not None], [])
     new = expected_keys(after, relations)
+    named = {node.id: node for node in ends} | {node.id: node for node in after}
+    claims = expected_keys(named.values(), [], edges)
+    new |= {key_id: value for key_id, value in claims.items() if value[2] == CLAIM_KEY}
     return [
         EmbeddingKey(id=key_id, text=text, ref=ref, kind=kind, vector=[])
         for key_id, (text, ref, kind) in new.items()
-        if key_id not in old or kind == "relation"
+        if key_id not in old or kind != NODE_KEY
     ]

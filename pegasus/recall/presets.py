@@ -21,6 +21,18 @@ class RecallSettings:
     graded_seeds: bool  # seed activation grows with match strength (else 1.0)
     relation_needs_anchor: bool  # a relation hit seeds only next to a node seed
     ordinariness_weight: float  # how much a key's likeness to everyday words costs it
+    # Claims found by what they say (recall/cues.py)
+    claim_cues: bool  # search claims by meaning and by words, beside the names
+    claim_candidates: int  # claims fetched per cue kind
+    claim_threshold: float  # cosine at which a message sharing a word reaches a claim
+    claim_sure: float  # cosine at which the message reaches a claim by meaning alone
+    common_word_zipf: float  # words at least this frequent in English are no cue
+    words_gate: float  # how uncommon (summed Zipf below that) a claim's matched words must be
+    claim_weight: float  # what a claim's own cue adds to its place in the block
+    max_lines: int  # claim lines in a block ranked by score (the rest get snippets)
+    show_history: bool  # claims no longer current, when the message's cue reaches them
+    history_cue: float  # the cue score a past claim needs to be shown
+    max_property_lines: int  # hot nodes whose properties are shown, when ranked
     # Spreading
     hops: int
     spread_factor: float
@@ -49,6 +61,17 @@ BASELINE = RecallSettings(
     graded_seeds=False,
     relation_needs_anchor=False,
     ordinariness_weight=0.0,
+    claim_cues=False,
+    claim_candidates=30,
+    claim_threshold=0.30,
+    claim_sure=0.45,
+    common_word_zipf=5.5,
+    words_gate=1.0,
+    claim_weight=3.0,
+    max_lines=24,
+    show_history=False,
+    history_cue=0.3,
+    max_property_lines=2,
     hops=2,
     spread_factor=0.6,
     block_self=False,
@@ -75,6 +98,8 @@ DEFAULT = replace(
     graded_seeds=True,
     relation_needs_anchor=True,
     ordinariness_weight=0.5,
+    claim_cues=True,
+    show_history=True,
     block_self=True,
     max_tokens=400,
     show_dates=True,

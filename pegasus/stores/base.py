@@ -15,8 +15,11 @@ override answers as the composition does.
 
 from __future__ import annotations
 
+import math
+import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 
@@ -26,7 +29,7 @@ from pydantic import BaseModel, Field
 from pegasus.config import Settings
 from pegasus.errors import ValidationError
 from pegasus.interchange import Graph
-from pegasus.model import Conversation, Edge, EmbeddingKey, Node, check_relation
+from pegasus.model import CLAIM_KEY, Conversation, Edge, EmbeddingKey, Node, check_relation
 from pegasus.time.decay import DecayRule
 
 MAX_HOPS = 2
@@ -194,10 +197,15 @@ class Store(ABC):
 
     @abstractmethod
     def search_keys_many(
-        self, user: str, vectors: Sequence[Sequence[float]], limit: int = 10
+        self,
+        user: str,
+        vectors: Sequence[Sequence[float]],
+        limit: int = 10,
+        kinds: Collection[str] | None = None,
     ) -> list[list[tuple[EmbeddingKey, float]]]:
-        """For each query vector, the ``limit`` keys nearest by cosine similarity, best
-        first, each with its (unit-length) vector. One round trip for all queries."""
+        """For each query vector, the ``limit`` keys of ``kinds`` (every kind when
+        None) nearest by cosine similarity, best first, each with its (unit-length)
+        vector. One round trip for all queries."""
 
     # --- the core: time ------------------------------------------------------------
     @abstractmethod
@@ -280,6 +288,34 @@ class Store(ABC):
         return (matrix / np.where(norms == 0, 1, norms)).mean(axis=0).tolist()
 
     def search_keys(
-        self, user: str, vector: Sequence[float], limit: int = 10
+        self,
+        user: str,
+        vector: Sequence[float],
+        limit: int = 10,
+        kinds: Collection[str] | None = None,
     ) -> list[tuple[EmbeddingKey, float]]:
-        return self.search_keys_many(user, [vector], limit)[0]
+        return self.search_keys_many(user, [vector], limit, kinds)[0]
+
+    def search_words(
+        self, user: str, words: Sequence[str], limit: int = 20
+    ) -> list[tuple[EmbeddingKey, float]]:
+        """Claim keys whose text holds any of ``words``, best first by BM25 (each word
+        weighs more the fewer claims hold it). Stores with a full-text index answer
+        from it, and may match word forms ("hiking" for "hike")."""
+        claims = [key for key in self.list_keys(user) if key.kind == CLAIM_KEY]
+        held = [Counter(re.findall(r"\w+", key.text.casefold())) for key in claims]
+        if not claims or limit <= 0:
+            return []
+        mean_length = sum(map(sum, (h.values() for h in held))) / len(held)
+        scores: list[float] = [0.0] * len(claims)
+        for word in dict.fromkeys(w.casefold() for w in words):
+            having = sum(1 for h in held if word in h)
+            if not having:
+                continue
+            idf = math.log(1 + (len(claims) - having + 0.5) / (having + 0.5))
+            for i, h in enumerate(held):
+                tf, length = h.get(word, 0), sum(h.values())
+                if tf:
+                    scores[i] += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / mean_length))
+        ranked = sorted((i for i, v in enumerate(scores) if v > 0), key=lambda i: -scores[i])
+        return [(claims[i], scores[i]) for i in ranked[:limit]]

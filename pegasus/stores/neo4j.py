@@ -11,7 +11,8 @@ them as ordinary properties.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cache
 from importlib import resources
@@ -32,6 +33,7 @@ from pegasus.config import Settings
 from pegasus.errors import StoreError, ValidationError
 from pegasus.interchange import Graph
 from pegasus.model import (
+    CLAIM_KEY,
     Conversation,
     Edge,
     EmbeddingKey,
@@ -350,7 +352,8 @@ class Neo4jStore(Store):
         rows = [k.model_dump() for k in keys]
         for batch in _batches(rows):
             tx.run(cypher("key_upsert"), user=user, rows=batch).consume()
-        self._shift_key_stats(tx, user, removed=removed, added=[k.vector for k in keys])
+        named = [k.vector for k in keys if k.kind != CLAIM_KEY]
+        self._shift_key_stats(tx, user, removed=removed, added=named)
 
     # --- reads ------------------------------------------------------------------
     def get_nodes(self, user: str, ids: Iterable[str]) -> list[Node]:
@@ -522,7 +525,11 @@ class Neo4jStore(Store):
         ]
 
     def search_keys_many(
-        self, user: str, vectors: Sequence[Sequence[float]], limit: int = 10
+        self,
+        user: str,
+        vectors: Sequence[Sequence[float]],
+        limit: int = 10,
+        kinds: Collection[str] | None = None,
     ) -> list[list[tuple[EmbeddingKey, float]]]:
         results: list[list[tuple[EmbeddingKey, float]]] = [[] for _ in vectors]
         if limit <= 0 or len(vectors) == 0:
@@ -532,8 +539,9 @@ class Neo4jStore(Store):
         while pending:
             rows = [{"i": i, "vector": [float(x) for x in vectors[i]]} for i in pending]
             record = self._read(
-                "key_search", user=user, queries=rows, candidates=candidates, limit=limit
-            )[0]
+                "key_search", user=user, queries=rows, candidates=candidates, limit=limit,
+                kinds=None if kinds is None else list(kinds),
+            )[0]  # fmt: skip
             keys = {
                 k["id"]: EmbeddingKey.model_construct(
                     id=k["id"], text=k["text"], ref=k["ref"], kind=k["kind"],
@@ -552,6 +560,24 @@ class Neo4jStore(Store):
                 results[i] = []
             candidates *= SEARCH_OVERFETCH
         return results
+
+    def search_words(
+        self, user: str, words: Sequence[str], limit: int = 20
+    ) -> list[tuple[EmbeddingKey, float]]:
+        # Letters and digits only, each quoted: Lucene syntax in a message is only text.
+        terms = [t for t in dict.fromkeys(" ".join(re.findall(r"\w+", w)) for w in words) if t]
+        if not terms or limit <= 0:
+            return []
+        query = " OR ".join(f'"{term}"' for term in terms)
+        records = self._read(
+            "claim_words_search", user=user, query=query, limit=limit,
+            candidates=limit * SEARCH_OVERFETCH * 4,
+        )  # fmt: skip
+        return [
+            (EmbeddingKey(id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=[]),
+             float(r["score"]))
+            for r in records
+        ]  # fmt: skip
 
     def _total_keys(self) -> int:
         return int(self._read("key_total")[0]["keys"])

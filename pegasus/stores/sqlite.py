@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,6 +22,7 @@ from pegasus.config import Settings, data_dir
 from pegasus.errors import ConfigError, StoreError, ValidationError
 from pegasus.interchange import Graph
 from pegasus.model import (
+    CLAIM_KEY,
     Cardinality,
     Conversation,
     Edge,
@@ -113,6 +114,31 @@ MIGRATIONS: list[tuple[str, str]] = [
             SELECT c.user, c.id, u.value FROM conversations AS c,
             json_each(c.record, '$.used_edges') AS u;
         UPDATE conversations SET record = json_remove(record, '$.journal', '$.used_edges')
+        """,
+    ),
+    (
+        # Claims are found by their words too: a full-text index over the claim keys'
+        # text (names, relation and snippet), kept in step with the keys by triggers.
+        "0004_claim_words",
+        """
+        CREATE VIRTUAL TABLE claim_words USING fts5(
+            text, content='keys', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER claim_words_added AFTER INSERT ON keys WHEN new.kind = 'claim' BEGIN
+            INSERT INTO claim_words (rowid, text) VALUES (new.rowid, new.text);
+        END;
+        CREATE TRIGGER claim_words_removed AFTER DELETE ON keys WHEN old.kind = 'claim' BEGIN
+            INSERT INTO claim_words (claim_words, rowid, text)
+            VALUES ('delete', old.rowid, old.text);
+        END;
+        CREATE TRIGGER claim_words_changed AFTER UPDATE ON keys BEGIN
+            INSERT INTO claim_words (claim_words, rowid, text)
+            SELECT 'delete', old.rowid, old.text WHERE old.kind = 'claim';
+            INSERT INTO claim_words (rowid, text)
+            SELECT new.rowid, new.text WHERE new.kind = 'claim';
+        END;
+        INSERT INTO claim_words (rowid, text) SELECT rowid, text FROM keys WHERE kind = 'claim'
         """,
     ),
 ]
@@ -228,11 +254,37 @@ def file_of(url: str) -> str:
     return path if path == ":memory:" else str(Path(path).expanduser())
 
 
+def _statements(script: str) -> list[str]:
+    """A script's statements; a trigger's body holds semicolons of its own."""
+    statements, pending = [], ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                statements.append(pending.strip())
+            pending = ""
+    return statements
+
+
 class _Vectors(NamedTuple):
     keys: list[EmbeddingKey]
     matrix: np.ndarray  # one unit-length key per column
-    mean: np.ndarray | None
+    mean: np.ndarray | None  # of the name and relation keys (claims are sentences)
     fingerprint: tuple  # of the owner's key rows when loaded
+    kinds: np.ndarray  # each column's key kind
+    parts: dict  # frozenset of kinds -> (keys, columns), made on first use
+
+    def only(self, kinds: Collection[str] | None) -> tuple[list[EmbeddingKey], np.ndarray]:
+        """The keys of ``kinds`` (all when None) and their columns."""
+        if kinds is None:
+            return self.keys, self.matrix
+        wanted = frozenset(kinds)
+        if wanted not in self.parts:
+            columns = np.flatnonzero(np.isin(self.kinds, list(wanted)))
+            part = np.ascontiguousarray(self.matrix[:, columns])
+            part.flags.writeable = False
+            self.parts[wanted] = ([self.keys[i] for i in columns], part)
+        return self.parts[wanted]
 
 
 class SQLiteStore(Store):
@@ -285,7 +337,7 @@ class SQLiteStore(Store):
             for name, script in MIGRATIONS:
                 if name in done:
                     continue
-                for statement in filter(str.strip, script.split(";")):
+                for statement in _statements(script):
                     db.execute(statement)
                 db.execute(
                     "INSERT INTO schema_migrations VALUES (?, ?)",
@@ -530,7 +582,10 @@ class SQLiteStore(Store):
     @staticmethod
     def _write_keys(db: sqlite3.Connection, user: str, keys: Sequence[EmbeddingKey]) -> None:
         db.executemany(
-            "INSERT OR REPLACE INTO keys VALUES (?, ?, ?, ?, ?, ?)",
+            # An upsert, not a replace: the claim-words triggers see an update.
+            "INSERT INTO keys VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user, id) DO UPDATE SET "
+            "text = excluded.text, ref = excluded.ref, kind = excluded.kind, "
+            "vector = excluded.vector",
             [
                 (user, k.id, k.text, k.ref, k.kind, np.asarray(k.vector, np.float32).tobytes())
                 for k in keys
@@ -756,16 +811,22 @@ class SQLiteStore(Store):
                 matrix = matrix / np.where(norms == 0, 1, norms)
             else:
                 matrix = np.zeros((0, 0), np.float32)
-            mean = matrix.mean(axis=0) if rows else None
+            kinds = np.asarray([key.kind for key in keys])
+            named = matrix[kinds != CLAIM_KEY] if rows else matrix
+            mean = named.mean(axis=0) if len(named) else None
             matrix = np.ascontiguousarray(matrix.T)
             matrix.flags.writeable = False
-            cached = self._vectors[user] = _Vectors(keys, matrix, mean, fingerprint)
+            cached = self._vectors[user] = _Vectors(keys, matrix, mean, fingerprint, kinds, {})
             return cached
 
     def search_keys_many(
-        self, user: str, vectors: Sequence[Sequence[float]], limit: int = 10
+        self,
+        user: str,
+        vectors: Sequence[Sequence[float]],
+        limit: int = 10,
+        kinds: Collection[str] | None = None,
     ) -> list[list[tuple[EmbeddingKey, float]]]:
-        keys, matrix, _, _ = self._matrix(user)
+        keys, matrix = self._matrix(user).only(kinds)
         if not keys or limit <= 0 or len(vectors) == 0:
             return [[] for _ in vectors]
         queries = np.atleast_2d(np.asarray(vectors, np.float32))
@@ -788,6 +849,26 @@ class SQLiteStore(Store):
             # list for every candidate of every query unit took longer than the search.
             results.append([(_with_vector(keys[i], matrix[:, i]), float(row[i])) for i in top])
         return results
+
+    def search_words(
+        self, user: str, words: Sequence[str], limit: int = 20
+    ) -> list[tuple[EmbeddingKey, float]]:
+        terms = list(dict.fromkeys(w for w in words if w.strip()))
+        if not terms or limit <= 0:
+            return []
+        # Each word quoted: FTS5 query syntax in a message is only ever text.
+        query = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        rows = self._rows(
+            "SELECT k.id, k.text, k.ref, k.kind, -bm25(claim_words) AS score "
+            "FROM claim_words JOIN keys AS k ON k.rowid = claim_words.rowid "
+            "WHERE claim_words MATCH ? AND k.user = ? ORDER BY score DESC LIMIT ?",
+            (query, user, limit),
+        )
+        return [
+            (EmbeddingKey(id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=[]),
+             float(r["score"]))
+            for r in rows
+        ]  # fmt: skip
 
     # --- time -----------------------------------------------------------------------
     def decay(

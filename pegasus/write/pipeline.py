@@ -27,6 +27,7 @@ from pegasus.write.commit import Plan, plan_commit
 from pegasus.write.context import graph_context
 from pegasus.write.extract import Extraction, Extractor, Journal
 from pegasus.write.merge import fold
+from pegasus.write.provenance import attribute
 from pegasus.write.resolve import Resolver, stored_self
 from pegasus.write.transcript import MAX_TURN_CHARS, Transcript
 
@@ -68,7 +69,7 @@ def render_turns(transcript: Transcript, start: int, end: int) -> str:
     lines = []
     for turn in transcript.turns[start:end]:
         if turn.role == "user":
-            lines.append(f"[user]\n{turn.content}")
+            lines.append(f"[{turn.speaker or 'user'}]\n{turn.content}")
         else:
             text = turn.content[:ASSISTANT_CHARS]
             lines.append(
@@ -191,7 +192,9 @@ class Ingestor:
             fold(n) for node in self.store.find_nodes_named(self.user, ends) for n in node.names
         }
         batch = clean_batch(extraction.entities, extraction.relations, lambda n: fold(n) in known)
-        notes = [*arrival_notes, *extraction.notes, *batch.notes]
+        said = transcript.turns[journal.of("segment")[0]["start"] : end]
+        batch.relations, unsaid = attribute(batch.relations, said)
+        notes = [*arrival_notes, *extraction.notes, *batch.notes, *unsaid]
         resolver = Resolver(self.store, self.user, self.embedder, self.llm, self.progress)
         resolution = resolver.resolve(journal, batch, transcript)
         notes += resolution.notes
@@ -237,13 +240,17 @@ class Ingestor:
     ) -> None:
         """The graph, the names' embedding keys and the record's progress, in one
         transaction: a commit that never lands leaves no trace to repair."""
+        ends = {end for edge in plan.edges.values() for end in (edge.source, edge.target)}
+        outside = ends - plan.nodes.keys() - stored.keys()
         keys = key_changes(
             [stored.get(node.id) for node in plan.nodes.values()],
             list(plan.nodes.values()),
             {edge.relation for edge in plan.edges.values()},
+            plan.edges.values(),
+            [*stored.values(), *(self.store.get_nodes(self.user, outside) if outside else [])],
         )
         if keys:
-            self.progress(f"embedding {len(keys)} names")
+            self.progress(f"embedding {len(keys)} names and claims")
             vectors = self.embedder.embed_batch([key.text for key in keys])
             keys = [
                 key.model_copy(update={"vector": v.tolist()})

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pegasus.embed import Embedder
 from pegasus.errors import LLMError
 from pegasus.llm import LLM
-from pegasus.model import Kind, Node, node_id
+from pegasus.model import NODE_KEY, Kind, Node, node_id
 from pegasus.stores import Store
 from pegasus.write.clean import Batch, Entity, is_placeholder
 from pegasus.write.extract import Journal
@@ -109,7 +109,9 @@ class Resolver:
         )
         if entities:
             vectors = self.embedder.embed_batch([e.name for e in entities])
-            nearest = self.store.search_keys_many(self.user, vectors.tolist(), NEAREST_NAMES)
+            nearest = self.store.search_keys_many(
+                self.user, vectors.tolist(), NEAREST_NAMES, (NODE_KEY,)
+            )
             refs = {key.ref for found in nearest for key, _ in found if key.kind == "node"}
             missing = refs - pool.keys()
             pool |= {node.id: node for node in self.store.get_nodes(self.user, missing)}

@@ -2,6 +2,11 @@
 ``{"id", "started_at", "ended_at", "turns": [...]}`` (optionally wrapped as
 ``{"conversation": {...}}``).
 
+A conversation among people (the user and friends, a meeting) gives each person's
+turns the role ``user`` and the speaker's ``name``, as OpenAI's chat format does:
+every person's words are then evidence about themselves, and the extractor is told
+who said what.
+
 Every turn is kept, dropped with a note, or refused: user and assistant turns (under
 their usual other names too) are kept, system and tool turns are dropped with a note
 (they are not the user's words), and any other role refuses the whole transcript
@@ -18,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pegasus.errors import PegasusError, ValidationError
-from pegasus.model import aware, clean_text
+from pegasus.model import MAX_NAME_CHARS, aware, clean_name, clean_text
 
 ROLES = ("user", "assistant")
 # Other names clients give the two speakers, and the roles that are not a speaker.
@@ -32,6 +37,7 @@ MAX_TURN_CHARS = 24_000  # what one extraction reads of user text
 class Turn:
     role: str
     content: str
+    speaker: str = ""  # a person's name, when the conversation is among people
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,8 @@ class Transcript:
         already ingested is still the same text."""
         digest = hashlib.sha256()
         for turn in self.turns[:count]:
-            digest.update(f"{turn.role}\x00{turn.content}\x00".encode())
+            who = f"{turn.role}:{turn.speaker}" if turn.speaker else turn.role
+            digest.update(f"{who}\x00{turn.content}\x00".encode())
         return digest.hexdigest()
 
 
@@ -111,10 +118,18 @@ def parse_transcript(data: Any, conversation_id: str | None = None) -> Transcrip
                 "(user, human, assistant or ai); nothing was ingested"
             )
         content = _content(raw.get("content"), where)
+        speaker = raw.get("name")
+        if speaker is not None and not isinstance(speaker, str):
+            raise ValidationError(f'{where}: "name" must be the speaker\'s name as text')
+        speaker = " ".join(clean_name(speaker or "").replace("[", "(").replace("]", ")").split())
+        if len(speaker) > MAX_NAME_CHARS:
+            raise ValidationError(
+                f"{where}: a speaker's name has at most {MAX_NAME_CHARS} characters"
+            )
         parts = split_long(content) if role == "user" else [content]
         if len(parts) > 1:
             notes.append(f"{where}: {len(content):,} characters, read in {len(parts)} parts")
-        turns += [Turn(role, part) for part in parts if part]
+        turns += [Turn(role, part, speaker) for part in parts if part]
     if raw_turns and not turns:
         raise ValidationError("no turn of the user or the assistant has any text")
     started = _when(meta.get("started_at"), "started_at")

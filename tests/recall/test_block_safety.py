@@ -91,7 +91,9 @@ def memory(store: Store, user: str, serve) -> Memory:
             FINISH,
         )
     ]
-    report = ingest_steps(memory, serve, steps, transcript=chat("I met Mallory in Zanzibar."))
+    report = ingest_steps(
+        memory, serve, steps, transcript=chat("I met Mallory in Zanzibar.", *SNIPPETS.values())
+    )
     assert len(report.relations_added) == 3, report
     return memory
 

@@ -730,3 +730,48 @@ def test_strengths_and_closing_write_nothing_else(store: Store, user: str) -> No
     )
     record = store.get_conversation(user, "c")
     assert (record.turns_ingested, record.content_hash, record.closed_at) == (7, "h", later)
+
+
+def _claim_key(ident: str, text: str, vector: list[float]) -> EmbeddingKey:
+    return EmbeddingKey(id=f"claim|{ident}", text=text, ref=ident, kind="claim", vector=vector)
+
+
+def test_claim_keys_are_searched_apart_from_names(store: Store, users: tuple[str, str]) -> None:
+    user, other_user = users
+    names = [
+        EmbeddingKey(id="n1", text="Pepper", ref="OTHER::pepper", kind="node", vector=[1, 0, 0]),
+        EmbeddingKey(id="n2", text="Lena", ref="PERSON::lena", kind="node", vector=[0, 1, 0]),
+    ]
+    claims = [
+        _claim_key("e1", "Lena adopted Pepper: I adopted a greyhound called Pepper", [1, 0.1, 0]),
+        _claim_key("e2", "Lena attended pottery workshop: my first time at the wheel", [0, 0, 1]),
+    ]
+    store.apply(user, Changes(keys=[*names, *claims]))
+    store.apply(other_user, Changes(keys=[_claim_key("x", "Omar adopted a greyhound", [1, 0, 0])]))
+    assert [k.id for k, _ in store.search_keys(user, [1, 0, 0], 5, ("node",))] == ["n1", "n2"]
+    assert [k.id for k, _ in store.search_keys(user, [1, 0, 0], 1, ("claim",))] == ["claim|e1"]
+    assert {k.id for k, _ in store.search_keys(user, [1, 0, 0], 10)} == {
+        "n1", "n2", "claim|e1", "claim|e2"
+    }  # fmt: skip
+    # Claims are sentences: the mean that centres name matches is of names only.
+    assert store.key_mean(user) == pytest.approx([0.5, 0.5, 0.0])
+
+    found = store.search_words(user, ["greyhound"])
+    assert [(k.id, k.kind, k.ref) for k, _ in found] == [("claim|e1", "claim", "e1")]
+    assert found[0][1] > 0
+    # Word forms meet ("workshops" finds "workshop"), names are never searched by
+    # words, and an owner sees only its own claims.
+    assert [k.id for k, _ in store.search_words(user, ["workshops"])] == ["claim|e2"]
+    assert store.search_words(user, ["pepper"])[0][0].id == "claim|e1"
+    assert store.search_words(user, ["omar"]) == []
+    assert store.search_words(user, ['") OR 1=1 --', "*", "AND"]) == []
+    # Rarer words weigh more: a claim holding both beats one holding the common one.
+    ranked = store.search_words(user, ["lena", "wheel"])
+    assert [k.id for k, _ in ranked][0] == "claim|e2"
+
+    store.apply(user, Changes(keys=[_claim_key("e1", "Lena walks Pepper daily", [1, 0, 0])]))
+    assert store.search_words(user, ["greyhound"]) == []
+    assert store.search_words(user, ["walks"])[0][0].id == "claim|e1"
+    store.apply(user, Changes(delete_keys=["claim|e1"]))
+    assert store.search_words(user, ["walks"]) == []
+    assert store.key_mean(user) == pytest.approx([0.5, 0.5, 0.0])

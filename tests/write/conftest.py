@@ -57,9 +57,21 @@ def ingest_steps(
     transcript=None,
     **config: Any,
 ):
-    """Ingest ``transcript`` (default: a one-line chat) answering with ``steps``."""
+    """Ingest ``transcript`` answering with ``steps``. The default transcript is a
+    chat in which the user said every snippet the steps cite (snippets must have been
+    said to be kept)."""
     server = serve(sequence(steps))
-    return memory.ingest(transcript or chat("hello"), llm=llm_for(server, **config))
+    return memory.ingest(transcript or chat("hello", *said(steps)), llm=llm_for(server, **config))
+
+
+def said(steps: list[Step]) -> list[str]:
+    """The snippets that ``steps`` cite, as the user's turns of a chat."""
+    return list(dict.fromkeys(
+        args["snippet"]
+        for step in steps
+        for name, args in step.tool_calls
+        if name == "add_relation" and isinstance(args, dict) and args.get("snippet")
+    ))  # fmt: skip
 
 
 @pytest.fixture

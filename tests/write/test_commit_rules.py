@@ -9,7 +9,7 @@ from datetime import datetime
 import pytest
 
 from pegasus.memory import Memory
-from tests.write.conftest import FINISH, calls, chat, entity, llm_for, relation
+from tests.write.conftest import FINISH, calls, chat, entity, llm_for, relation, said
 from tests.write.test_merge_review import extraction_then_review
 
 WORKS = "PERSON::ann::WORKS_AT::ORG::acme"
@@ -17,7 +17,7 @@ WORKS = "PERSON::ann::WORKS_AT::ORG::acme"
 
 def say(memory: Memory, serve, *tool_calls, at: str, conversation_id: str):
     server = serve(extraction_then_review([calls(*tool_calls, FINISH)], "{}"))
-    transcript = chat("...", conversation_id=conversation_id, at=at)
+    transcript = chat("...", *said([calls(*tool_calls)]), conversation_id=conversation_id, at=at)
     return memory.ingest(transcript, llm=llm_for(server))
 
 

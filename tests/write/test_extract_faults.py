@@ -9,7 +9,7 @@ from pegasus.errors import LLMError
 from pegasus.llm.scripted import Step, by_round, sequence
 from pegasus.memory import Memory
 from pegasus.write import extract
-from tests.write.conftest import FINISH, calls, chat, entity, ingest_steps, llm_for, relation
+from tests.write.conftest import FINISH, calls, chat, entity, ingest_steps, llm_for, relation, said
 
 
 def tool_results(request: dict) -> list[str]:
@@ -117,13 +117,13 @@ ROUNDS = [
 def test_a_timeout_midway_loses_nothing_and_the_rerun_resumes(memory: Memory, serve) -> None:
     slow = serve(sequence([ROUNDS[0], ROUNDS[1], *[Step(sleep=0.4, content="late")] * 3]))
     with pytest.raises(LLMError, match="timed out"):
-        memory.ingest(chat("..."), llm=llm_for(slow, timeout=0.1, retries=1))
+        memory.ingest(chat("...", *said(ROUNDS)), llm=llm_for(slow, timeout=0.1, retries=1))
     assert memory.export().nodes == []  # nothing half-written into the graph
     record = memory.store.get_conversation(memory.user, "c1")
     assert record.turns_ingested == 0 and len(record.journal) > 3  # the work so far is kept
 
     resumed = serve(by_round(ROUNDS))
-    report = memory.ingest(chat("..."), llm=llm_for(resumed))
+    report = memory.ingest(chat("...", *said(ROUNDS)), llm=llm_for(resumed))
     # The rerun continued the chat where it stopped instead of starting over.
     first = resumed.requests[0]["messages"]
     assert sum(m["role"] == "assistant" for m in first) == 2
@@ -136,7 +136,7 @@ def test_server_errors_are_retried_transparently(memory: Memory, serve) -> None:
     busy = Step(status=429, retry_after_ms=1)
     steps = [Step(status=500), ROUNDS[0], Step(status=502), ROUNDS[1], ROUNDS[2], busy, ROUNDS[3]]
     server = serve(sequence(steps))
-    report = memory.ingest(chat("..."), llm=llm_for(server))
+    report = memory.ingest(chat("...", *said(ROUNDS)), llm=llm_for(server))
     assert len(report.relations_added) == 2
 
 

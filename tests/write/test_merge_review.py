@@ -11,7 +11,7 @@ from pegasus.interchange import Graph
 from pegasus.llm.scripted import Step
 from pegasus.memory import Memory
 from pegasus.model import Edge, Node
-from tests.write.conftest import FINISH, calls, chat, entity, llm_for, relation
+from tests.write.conftest import FINISH, calls, chat, entity, llm_for, relation, said
 
 T0 = "2026-09-01T10:00:00+00:00"
 
@@ -55,7 +55,7 @@ def review_answer(node_id: str, confidence: float) -> str:
 
 def ingest(memory: Memory, serve, steps: list[Step], review: str = "{}", text: str = "hello"):
     server = serve(extraction_then_review(steps, review))
-    report = memory.ingest(chat(text), llm=llm_for(server))
+    report = memory.ingest(chat(text, *said(steps)), llm=llm_for(server))
     return report, server
 
 

@@ -1,0 +1,109 @@
+"""Cues beyond names: claims found by what they say.
+
+Every claim has a key of its own (its line and snippet, see ``recall.keys``). A
+message reaches a claim two ways: by meaning (the whole message embedded, compared
+with the claim keys) and by words (full-text search over the claim keys for the
+message's uncommon words). The two rankings are fused by reciprocal rank, and each
+is gated so that a message about nothing in memory reaches nothing: a meaning match
+must clear an absolute cosine, a word must be uncommon in everyday English."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+
+from pegasus.embed import Embedder
+from pegasus.model import CLAIM_KEY
+from pegasus.recall.presets import RecallSettings
+from pegasus.recall.text import content_words
+from pegasus.recall.text import words as text_words
+from pegasus.stores import Store
+
+RRF_K = 10  # a small constant: the first few places of each ranking count most
+MEANING, WORDS = "meaning", "words"
+
+
+@cache
+def _zipf(word: str) -> float:
+    import wordfreq
+
+    return wordfreq.zipf_frequency(word, "en")
+
+
+def telling_words(message: str, most_common: float) -> list[str]:
+    """The message's content words that are not everyday words (Zipf frequency
+    below ``most_common``): "hike", "Rockies", "pottery", not "good" or "time"."""
+    return [w for w in content_words(message) if _zipf(w) < most_common]
+
+
+def _stem(word: str) -> str:
+    # Word forms share their first letters ("sails", "sailboat"; "hiking", "hike"):
+    # near enough to say which words a claim shares with a message.
+    return word[:4] if len(word) > 4 else word
+
+
+def stems(text: str) -> set[str]:
+    """The stems of a text's content words."""
+    return {_stem(word) for word in content_words(text)}
+
+
+def _stem_in(word: str, held: set[str]) -> bool:
+    return any(_stem(h) == _stem(word) for h in held)
+
+
+@dataclass
+class ClaimCue:
+    """How a message reached one claim."""
+
+    edge_id: str
+    score: float = 0.0  # fused, 0..1: 1 is first place in both rankings
+    meaning: float | None = None  # cosine of the message with the claim key
+    words: list[str] = field(default_factory=list)  # telling words the claim holds
+    ranks: dict[str, int] = field(default_factory=dict)  # place in each ranking, from 1
+
+    @property
+    def kinds(self) -> list[str]:
+        return list(self.ranks)
+
+
+def claim_cues(
+    store: Store, user: str, embedder: Embedder, message: str, settings: RecallSettings
+) -> dict[str, ClaimCue]:
+    """Edge id -> cue, for the claims the message reaches by meaning or by words."""
+    cues: dict[str, ClaimCue] = {}
+
+    def cue(edge_id: str) -> ClaimCue:
+        return cues.setdefault(edge_id, ClaimCue(edge_id))
+
+    vector = embedder.embed(message)
+    found = store.search_keys(user, vector.tolist(), settings.claim_candidates, (CLAIM_KEY,))
+    said = stems(message)
+    # A close match counts alone; a looser one only with a word of the message in
+    # the claim ("sails" and "sailboat"), which keeps general questions quiet.
+    ranked = [
+        (key, score)
+        for key, score in found
+        if score >= settings.claim_sure
+        or (score >= settings.claim_threshold and said & stems(key.text))
+    ]
+    for place, (key, score) in enumerate(ranked, start=1):
+        entry = cue(key.ref)
+        entry.meaning, entry.ranks[MEANING] = round(score, 4), place
+
+    words = telling_words(message, settings.common_word_zipf)
+    if words:
+        place = 0
+        for key, _ in store.search_words(user, words, settings.claim_candidates):
+            held = set(text_words(key.text))
+            matched = [w for w in words if w in held or _stem_in(w, held)]
+            # One middling word ("offered") is no cue; a rare one, or several, are.
+            if sum(settings.common_word_zipf - _zipf(w) for w in matched) < settings.words_gate:
+                continue
+            place += 1
+            entry = cue(key.ref)
+            entry.words, entry.ranks[WORDS] = matched, place
+
+    for entry in cues.values():
+        fused = sum(1.0 / (RRF_K + place) for place in entry.ranks.values())
+        entry.score = round(fused * (RRF_K + 1) / 2, 4)
+    return cues

@@ -1,0 +1,155 @@
+"""Why recall showed what it showed, and why not something else.
+
+Each fired node says how it was reached (the words that matched one of its names,
+the claim the message reached, or the claim and hop it was reached through); each
+claim in the block says what earned its place (its own cue, the activation of its
+ends), with its strength and dates. ``why_not`` names the step that stopped an
+entity: no cue above its threshold, reached but under the fire threshold, or cut
+by the firing or token budget."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from pydantic import BaseModel
+
+from pegasus.model import CLAIM_KEY, NODE_KEY, Edge, Node
+from pegasus.recall.activation import Activation
+
+if TYPE_CHECKING:
+    from pegasus.recall.engine import Recaller, Trace
+
+
+class Fired(BaseModel):
+    id: str
+    name: str
+    kind: str
+    score: float
+    via: str
+    hop: int
+    why: str = ""
+
+
+class Shown(BaseModel):
+    """A claim in the block and what earned it its place."""
+
+    edge_id: str
+    claim: str  # "Lena -ADOPTED-> Pepper"
+    score: float  # its place in the block: cue plus the reach of its ends
+    cue: str = ""  # "meaning 0.57; words greyhound", when the message reached it
+    strength: float
+    said: str  # when it was said or last confirmed
+    about: str = ""  # the time it is about, when one was stored
+
+
+def _name(trace: Trace, node_id: str) -> str:
+    node = trace.nodes.get(node_id)
+    return node.name if node else node_id
+
+
+def _claim(trace: Trace, edge: Edge) -> str:
+    return f"{_name(trace, edge.source)} -{edge.relation}-> {_name(trace, edge.target)}"
+
+
+def _cue(trace: Trace, edge_id: str) -> str:
+    cue = trace.cues.get(edge_id)
+    if cue is None:
+        return ""
+    parts = [f"meaning {cue.meaning:.2f}"] if cue.meaning is not None else []
+    parts += [f"words {', '.join(cue.words)}"] if cue.words else []
+    return "; ".join(parts) or "words"
+
+
+def fired(activation: Activation, trace: Trace) -> Fired:
+    node = trace.nodes[activation.node_id]
+    edges = {edge.id: edge for edge in trace.edges}
+    if activation.node_id in trace.lifted:
+        edge = edges.get(trace.lifted[activation.node_id])
+        why = f"claim reached by {_cue(trace, edge.id)}: {_claim(trace, edge)}" if edge else ""
+    elif activation.seed > 0 and trace.seeds is not None:
+        why = "; ".join(
+            f"'{hit.unit}' matched {hit.key.kind} '{hit.key.text}' at {hit.score:.2f}"
+            for hit in trace.seeds.hits
+            if hit.key.ref == activation.node_id
+        )
+    else:
+        source, edge_id, amount = max(activation.sources, key=lambda s: s[2])
+        edge = edges.get(edge_id)
+        through = edge.relation if edge else edge_id
+        why = f"hop {activation.hop} from {_name(trace, source)} through {through} ({amount:.2f})"
+    return Fired(id=node.id, name=node.name, kind=node.kind.value, score=round(activation.score, 4),
+                 via=activation.via, hop=activation.hop, why=why)  # fmt: skip
+
+
+def shown(used: list[str], trace: Trace) -> list[Shown]:
+    edges = {edge.id: edge for edge in trace.edges}
+    return [
+        Shown(
+            edge_id=edge.id,
+            claim=_claim(trace, edge),
+            score=round((trace.scores or {}).get(edge.id, 0.0), 4),
+            cue=_cue(trace, edge.id),
+            strength=round(edge.strength, 2),
+            said=f"{edge.touched_at:%Y-%m-%d}",
+            about=edge.properties.get("date", ""),
+        )  # fmt: skip
+        for edge in (edges[i] for i in used if i in edges)
+    ]
+
+
+def _touches(edge_id: str, node_id: str) -> bool:
+    # Edge ids are "<source id>::<RELATION>::<target id>".
+    return edge_id.startswith(f"{node_id}::") or edge_id.endswith(f"::{node_id}")
+
+
+def _best_cue(recaller: Recaller, user: str, message: str, node: Node) -> str:
+    """The closest any part of the message came to the node's names and claims."""
+    keys = [
+        key
+        for key in recaller.store.list_keys(user, with_vectors=True)
+        if (key.kind == NODE_KEY and key.ref == node.id)
+        or (key.kind == CLAIM_KEY and _touches(key.ref, node.id))
+    ]
+    if not keys:
+        return "it has no search keys (run pegasus reindex)"
+    units = recaller.units(message) or [message]
+    vectors = recaller.embedder.embed_batch([*units, message])
+    matrix = np.asarray([key.vector for key in keys], np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    scores = vectors @ matrix.T
+    names = [i for i, key in enumerate(keys) if key.kind == NODE_KEY]
+    claims = [i for i, key in enumerate(keys) if key.kind == CLAIM_KEY]
+    said = []
+    if names:
+        u, k = np.unravel_index(np.argmax(scores[:-1, names]), (len(units), len(names)))
+        said.append(f"best name match '{units[u]}' ~ '{keys[names[k]].text}' at "
+                    f"{scores[u, names[k]]:.2f} (seeds from "
+                    f"{recaller.settings.seed_threshold:.2f})")  # fmt: skip
+    if claims:
+        k = int(np.argmax(scores[-1, claims]))
+        said.append(f"best claim match at {scores[-1, claims[k]]:.2f} (reached from "
+                    f"{recaller.settings.claim_threshold:.2f} with a shared word, "
+                    f"{recaller.settings.claim_sure:.2f} alone)")  # fmt: skip
+    return "; ".join(said)
+
+
+def why_not(trace: Trace, node: Node, recaller: Recaller, user: str, message: str) -> str:
+    settings = recaller.settings
+    result = trace.result
+    mine = [e for e in trace.edges if node.id in (e.source, e.target)]
+    if any(edge.id in result.used_edges for edge in mine):
+        return f"{node.name} is in the block"
+    if any(f.id == node.id for f in result.fired):
+        return (f"{node.name} fired, but none of its claims fit in the block "
+                f"({settings.max_tokens} tokens, {settings.max_lines} ranked lines)")  # fmt: skip
+    activation = trace.state.get(node.id)
+    if activation is not None and activation.score >= settings.fire_threshold:
+        return (f"{node.name} reached {activation.score:.2f}, above the fire threshold, but "
+                f"{settings.max_fired} nodes scored higher")  # fmt: skip
+    if activation is not None:
+        return (f"{node.name} was reached ({fired(activation, trace).why or activation.via}) "
+                f"at {activation.score:.2f}, under the fire threshold "
+                f"{settings.fire_threshold:.2f}")  # fmt: skip
+    return f"no cue reached {node.name}: " + _best_cue(recaller, user, message, node)

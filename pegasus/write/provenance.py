@@ -1,0 +1,132 @@
+"""Snippets that were said: each claim's snippet is looked up in the turns the model
+read, and the claim records who said it.
+
+Matching is fuzzy, so a snippet with a corrected typo or folded spacing counts as
+said. A snippet that retells one turn in other words (models paraphrase) is replaced
+by the sentences of that turn it retells, with a note: what is stored as someone's
+words is always what they said. A snippet found in no turn is dropped with a note. A snippet only
+the assistant said is kept only where the user's next turn confirms it ("yes",
+"exactly", "that's right"), and is marked so; otherwise it is dropped."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz
+
+from pegasus.recall.text import content_words
+from pegasus.write.clean import Relation
+from pegasus.write.transcript import Turn
+
+SAID_AT = 90  # rapidfuzz partial ratio: a few letters changed in a sentence
+RETOLD_AT = 0.6  # share of a snippet's content words one turn holds, for a retelling
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…)\s*")
+SAID_BY = "said_by"  # the relation property that records the speaker
+CONFIRMS = re.compile(
+    r"^\W*(yes|yeah|yep|yup|right|exactly|correct|true|indeed|sure|absolutely|"
+    r"that'?s (right|correct|true|it))\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Said:
+    speaker: str  # the speaker's name, "user" or "assistant"
+    turn: int  # index into the turns searched
+    score: float
+    words: str = ""  # what was said, when the snippet retold it in other words
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def said_where(snippet: str, turns: Sequence[Turn]) -> Said | None:
+    """The turn ``snippet`` was copied from, preferring a speaker over the assistant
+    when both said it; None when nobody said anything close to it. A snippet that
+    joins passages with an ellipsis counts as said when every passage was."""
+    parts = [part for part in ELLIPSIS.split(snippet) if part.strip()]
+    if len(parts) > 1:
+        found = [said_where(part, turns) for part in parts]
+        return None if None in found else found[0]
+    wanted = _folded(snippet)
+    if not wanted:
+        return None
+    best: Said | None = None
+    for index, turn in enumerate(turns):
+        score = fuzz.partial_ratio(wanted, _folded(turn.content))
+        if score < SAID_AT:
+            continue
+        found = Said(turn.speaker or turn.role, index, score)
+        rank = (turn.role == "user", score)
+        if best is None or rank > (turns[best.turn].role == "user", best.score):
+            best = found
+    return best or retold(snippet, turns)
+
+
+def _stems(text: str) -> set[str]:
+    return {word[:4] for word in content_words(text)}
+
+
+def retold(snippet: str, turns: Sequence[Turn]) -> Said | None:
+    """A snippet that says in other words what one turn said (most of its content
+    words are that turn's): the passage of the turn it retells, to the sentence."""
+    wanted = _stems(snippet)
+    if not wanted:
+        return None
+    share, index = max(
+        ((len(wanted & _stems(turn.content)) / len(wanted), i) for i, turn in enumerate(turns)
+         if turn.role == "user" or turn.speaker),
+        default=(0.0, -1),
+    )  # fmt: skip
+    if share < RETOLD_AT:
+        return None
+    sentences = [part for part in SENTENCE.split(turns[index].content) if part.strip()]
+    windows = [
+        " ".join(sentences[i : i + size])
+        for size in (1, 2, 3)
+        for i in range(len(sentences) - size + 1)
+    ]
+
+    def likeness(window: str) -> float:  # cosine of the two sets of word stems
+        held = _stems(window)
+        return len(wanted & held) / ((len(wanted) * len(held)) ** 0.5 or 1)
+
+    return Said(turns[index].speaker or turns[index].role, index, share * 100,
+                max(windows, key=likeness))  # fmt: skip
+
+
+def confirmed(turns: Sequence[Turn], index: int) -> bool:
+    """Whether the user's turn right after turn ``index`` agrees with it."""
+    following = next((t for t in turns[index + 1 :] if t.role == "user"), None)
+    return following is not None and bool(CONFIRMS.match(following.content))
+
+
+def attribute(relations: list[Relation], turns: Sequence[Turn]) -> tuple[list[Relation], list[str]]:
+    """The relations whose snippets were said, each with ``said_by``; and notes for
+    those dropped."""
+    kept: list[Relation] = []
+    notes: list[str] = []
+    for relation in relations:
+        what = f"relation {relation.source} -{relation.relation}-> {relation.target}"
+        said = said_where(relation.snippet, turns)
+        if said is None:
+            notes.append(f"{what}: dropped, its snippet was said in no turn")
+            continue
+        speaker = said.speaker
+        if said.words:
+            notes.append(
+                f"{what}: its snippet retold turn {said.turn + 1}; the words said are kept"
+            )
+            relation.snippet = said.words
+        if turns[said.turn].role == "assistant":
+            if not confirmed(turns, said.turn):
+                notes.append(f"{what}: dropped, only the assistant said it")
+                continue
+            speaker = "assistant, confirmed by the user"
+        relation.properties = {**relation.properties, SAID_BY: speaker}
+        kept.append(relation)
+    return kept, notes
