@@ -9,6 +9,7 @@ must clear an absolute cosine, a word must be uncommon in everyday English."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -18,7 +19,9 @@ from pegasus.recall.presets import RecallSettings
 from pegasus.recall.text import content_words
 from pegasus.recall.text import words as text_words
 from pegasus.stores import Store
+from pegasus.write.merge import formal_names
 
+NAMES = re.compile(r"\b[A-Z][a-z]+\b")  # capitalised words: maybe someone's first name
 RRF_K = 10  # a small constant: the first few places of each ranking count most
 MEANING, WORDS = "meaning", "words"
 
@@ -78,19 +81,24 @@ def claim_cues(
     vector = embedder.embed(message)
     found = store.search_keys(user, vector.tolist(), settings.claim_candidates, (CLAIM_KEY,))
     said = stems(message)
-    # A close match counts alone; a looser one only with a word of the message in
-    # the claim ("sails" and "sailboat"), which keeps general questions quiet.
+    # A close match counts alone; a looser one with a word of the message in the
+    # claim ("sails" and "sailboat"), or as the clear winner over every other claim.
+    # General questions resemble many claims a little and none clearly.
+    clear = len(found) > 1 and found[0][1] - found[1][1] >= settings.claim_margin
     ranked = [
         (key, score)
-        for key, score in found
+        for place, (key, score) in enumerate(found)
         if score >= settings.claim_sure
-        or (score >= settings.claim_threshold and said & stems(key.text))
-    ]
+        or (score >= settings.claim_threshold
+            and (said & stems(key.text) or (place == 0 and clear)))
+    ]  # fmt: skip
     for place, (key, score) in enumerate(ranked, start=1):
         entry = cue(key.ref)
         entry.meaning, entry.ranks[MEANING] = round(score, 4), place
 
     words = telling_words(message, settings.common_word_zipf)
+    # A person named by a nickname is found under the formal name, and back.
+    words += [form for name in NAMES.findall(message) for form in sorted(formal_names(name))]
     if words:
         place = 0
         for key, _ in store.search_words(user, words, settings.claim_candidates):

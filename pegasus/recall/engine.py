@@ -3,6 +3,7 @@ budget -> block. Never writes to the graph; the caller logs ``used_edges``."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -141,6 +142,7 @@ def edge_scores(
     return scores
 
 
+FIRST_PERSON = re.compile(r"\b(my|mine|our)\b", re.IGNORECASE)
 # A possessive unit ("Trevor's boss") must beat the bare name by this much on a key.
 POSSESSIVE_MARGIN = 0.15
 
@@ -280,8 +282,19 @@ class Recaller:
 
         if seeds.relations and settings.relation_needs_anchor:
             # Two cues: a relation word counts only on an edge at a node the message
-            # already named, and then lights the other end.
+            # already named, and then lights the other end. "My" names the user:
+            # "my sister" is whoever the user's HAS_SISTER claim points at.
             anchors = set(seeds.nodes)
+            if self_id and FIRST_PERSON.search(message):
+                anchors.add(self_id)
+                known = {edge.id for edge in edges}
+                edges += [
+                    edge
+                    for edge in current(
+                        self.store.edges_with_relation(user, list(seeds.relations)), now, self.rule
+                    )
+                    if self_id in (edge.source, edge.target) and edge.id not in known
+                ]
             for edge in edges:
                 score = seeds.relations.get(edge.relation)
                 if score is None:

@@ -191,14 +191,22 @@ def build_block(
             block.used_edges.append(edge.id)
         return True
 
-    lines = live if edge_scores is None else live[: settings.max_lines]
-    for edge in lines:
-        line = (
+    def line_of(edge: Edge) -> str:
+        return (
             f"{quoted(nodes[edge.source].name, MAX_NAME_CHARS)} -[{_relation(edge.relation)}]-> "
             f"{quoted(nodes[edge.target].name, MAX_NAME_CHARS)}"
             f"{_when(edge, settings, past.get(edge.id, ''))}"
         )
-        if not take(line, block.memory, edge):
+
+    lines = live if edge_scores is None else live[: settings.max_lines]
+    # Ranked, the lines leave room for the words behind the best of them; lines
+    # that did not fit then take what the snippets left.
+    room = budget if edge_scores is None else budget * settings.line_share
+    later: list[Edge] = []
+    for index, edge in enumerate(lines):
+        line = line_of(edge)
+        if spent + tokens(line) + 1 > room or not take(line, block.memory, edge):
+            later = lines[index:] if edge_scores is not None else []
             break
 
     hot = [a for a in fired if a.score >= settings.context_threshold and a.node_id != self_id]
@@ -224,8 +232,11 @@ def build_block(
             node = nodes[activation.node_id]
             if settings.show_properties and node.properties:
                 take(_properties(node), block.context)
-        for edge in live:
+        for edge in live[: settings.max_snippets]:
             snippet(edge)
+        for edge in later:
+            if not take(line_of(edge), block.memory, edge):
+                break
         return block
     for activation in hot:
         node = nodes[activation.node_id]

@@ -26,10 +26,13 @@ class RecallSettings:
     claim_candidates: int  # claims fetched per cue kind
     claim_threshold: float  # cosine at which a message sharing a word reaches a claim
     claim_sure: float  # cosine at which the message reaches a claim by meaning alone
+    claim_margin: float  # ...or by which the best claim beats the next, from claim_threshold
     common_word_zipf: float  # words at least this frequent in English are no cue
     words_gate: float  # how uncommon (summed Zipf below that) a claim's matched words must be
     claim_weight: float  # what a claim's own cue adds to its place in the block
-    max_lines: int  # claim lines in a block ranked by score (the rest get snippets)
+    max_lines: int  # claim lines in a block ranked by score
+    line_share: float  # of the token budget the ranked lines take before the snippets
+    max_snippets: int  # snippets of the best-ranked claims
     show_history: bool  # claims no longer current, when the message's cue reaches them
     history_cue: float  # the cue score a past claim needs to be shown
     max_property_lines: int  # hot nodes whose properties are shown, when ranked
@@ -65,10 +68,13 @@ BASELINE = RecallSettings(
     claim_candidates=30,
     claim_threshold=0.30,
     claim_sure=0.45,
+    claim_margin=0.04,
     common_word_zipf=5.5,
     words_gate=1.0,
     claim_weight=3.0,
     max_lines=24,
+    line_share=0.75,
+    max_snippets=4,
     show_history=False,
     history_cue=0.3,
     max_property_lines=2,

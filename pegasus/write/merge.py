@@ -58,6 +58,14 @@ def nickname_forms(name: str) -> set[str]:
     return {" ".join([form, *rest]) for form in related}
 
 
+def formal_names(first_name: str) -> set[str]:
+    """The formal names a nickname stands for ('bill' -> {'william'}); for a formal
+    name, its usual nicknames ('william' -> {'bill', 'will', ...})."""
+    namer = _namer()
+    word = fold(first_name)
+    return (namer.canonicals_of(word) or namer.nicknames_of(word)) - {word}
+
+
 def edit_similarity(a: str, b: str) -> float:
     return Levenshtein.normalized_similarity(fold(a), fold(b))
 

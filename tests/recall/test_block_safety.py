@@ -17,6 +17,9 @@ from pegasus.memory import Memory
 from pegasus.model import Edge, Kind, Node
 from pegasus.recall.activation import Activation
 from pegasus.recall.inject import (
+    _LOOK_ALIKES as LOOK_ALIKES,
+)
+from pegasus.recall.inject import (
     CONTEXT_HEADER,
     MAX_LINE_CHARS,
     MAX_NAME_CHARS,
@@ -190,7 +193,7 @@ def test_any_text_is_one_bounded_json_string(raw: str, limit: int) -> None:
     assert QUOTED.fullmatch(shown) and len(shown) <= limit + 2
     body = json.loads(shown)
     assert not set(body) & set("[]<>")
-    whole = " ".join(raw.split()).translate(str.maketrans("[]<>", "()‹›"))
+    whole = " ".join(raw.split()).translate(str.maketrans(LOOK_ALIKES))
     assert body == whole or (body.endswith("…") and whole.startswith(body[:-1]))
 
 

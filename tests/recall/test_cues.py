@@ -121,3 +121,20 @@ def test_claim_keys_follow_forget_and_reindex(memory: Memory, store: Store, user
     store.apply(user, Changes(edges=[WORKS.evolve(snippet="I shelve rare atlases all day.")]))
     assert memory.sync_keys()[0] == 1
     assert store.search_words(user, ["atlases"])[0][0].ref == WORKS.id
+
+
+def test_a_nickname_reaches_the_person_under_the_formal_name(store: Store, user: str) -> None:
+    william = _node("William Okafor")
+    memory = Memory.open(store, user=user)
+    memory.import_graph(
+        Graph(nodes=[LENA, william], edges=[_claim(LENA, "PLAYS_GOLF_WITH", william,
+                                                  "William Okafor and I play golf on Sundays.")])
+    )  # fmt: skip
+    result = memory.recall("Bill called me this morning", now=NOW)
+    assert william.id in {f.id for f in result.fired}
+
+
+def test_my_relation_reaches_whoever_the_users_claim_points_at(memory: Memory) -> None:
+    result = memory.recall("I'm seeing my sister tonight", now=NOW)
+    assert INES.id in {f.id for f in result.fired}
+    assert SISTER.id in result.used_edges

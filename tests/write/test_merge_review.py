@@ -55,7 +55,10 @@ def review_answer(node_id: str, confidence: float) -> str:
 
 def ingest(memory: Memory, serve, steps: list[Step], review: str = "{}", text: str = "hello"):
     server = serve(extraction_then_review(steps, review))
-    report = memory.ingest(chat(text, *said(steps)), llm=llm_for(server))
+    # Each call is a conversation of its own, as the next chat would be.
+    number = len(memory.store.list_conversations(memory.user)) + 1
+    transcript = chat(text, *said(steps), conversation_id=f"c{number}")
+    report = memory.ingest(transcript, llm=llm_for(server))
     return report, server
 
 
