@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from pegasus.embed import Embedder
 from pegasus.model import NAME_KEYS, Edge, Node, utcnow
 from pegasus.recall import activation as act
-from pegasus.recall import explain
+from pegasus.recall import explain, when
 from pegasus.recall.cues import ClaimCue, claim_cues, stems
 from pegasus.recall.explain import Fired, Shown
 from pegasus.recall.inject import build_block
@@ -122,6 +122,7 @@ def edge_scores(
     cues: dict[str, ClaimCue],
     self_id: str | None,
     settings: RecallSettings,
+    asked_when: when.Window | None = None,
 ) -> dict[str, float]:
     """Each claim's claim to a place in the block: what its own cue earned, plus the
     activation of its ends taken as a geometric mean, so that a hub at one end
@@ -139,6 +140,10 @@ def edge_scores(
         graph = (reached(edge.source) * reached(edge.target)) ** 0.5
         cue = cues.get(edge.id)
         scores[edge.id] = graph + (settings.claim_weight * cue.score if cue else 0.0)
+        if asked_when and when.overlaps(
+            when.claim_window(edge.properties.get("date", ""), edge.touched_at), asked_when
+        ):
+            scores[edge.id] += settings.time_weight  # about the time the message names
     return scores
 
 
@@ -334,7 +339,11 @@ class Recaller:
         )
         known = {edge.id for edge in edges}
         edges += [edge for edge in shown if edge.id not in known]
-        scores = edge_scores(edges, state, cues, self_id, settings) if settings.claim_cues else None
+        scores = (
+            edge_scores(edges, state, cues, self_id, settings, when.window(message, now))
+            if settings.claim_cues
+            else None
+        )
         trace.edges, trace.scores = edges, scores
         past = {edge_id: past_label(edge, now, self.rule) for edge_id, edge in trace.past.items()}
         block = build_block(fired, nodes, edges, settings, self_id, scores, past)

@@ -30,6 +30,7 @@ class RecallSettings:
     common_word_zipf: float  # words at least this frequent in English are no cue
     words_gate: float  # how uncommon (summed Zipf below that) a claim's matched words must be
     claim_weight: float  # what a claim's own cue adds to its place in the block
+    time_weight: float  # ...and being about the time the message names ("in May")
     max_lines: int  # claim lines in a block ranked by score
     line_share: float  # of the token budget the ranked lines take before the snippets
     max_snippets: int  # snippets of the best-ranked claims
@@ -72,6 +73,7 @@ BASELINE = RecallSettings(
     common_word_zipf=5.5,
     words_gate=1.0,
     claim_weight=3.0,
+    time_weight=1.0,
     max_lines=24,
     line_share=0.75,
     max_snippets=4,
