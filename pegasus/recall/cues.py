@@ -50,10 +50,6 @@ def stems(text: str) -> set[str]:
     return {_stem(word) for word in content_words(text)}
 
 
-def _stem_in(word: str, held: set[str]) -> bool:
-    return any(_stem(h) == _stem(word) for h in held)
-
-
 @dataclass
 class ClaimCue:
     """How a message reached one claim."""
@@ -102,8 +98,8 @@ def claim_cues(
     if words:
         place = 0
         for key, _ in store.search_words(user, words, settings.claim_candidates):
-            held = set(text_words(key.text))
-            matched = [w for w in words if w in held or _stem_in(w, held)]
+            held = {_stem(word) for word in text_words(key.text)}
+            matched = [w for w in words if _stem(w) in held]
             # One middling word ("offered") is no cue; a rare one, or several, are.
             if sum(settings.common_word_zipf - _zipf(w) for w in matched) < settings.words_gate:
                 continue

@@ -63,6 +63,13 @@ def _cue(trace: Trace, edge_id: str) -> str:
 
 def fired(activation: Activation, trace: Trace) -> Fired:
     node = trace.nodes[activation.node_id]
+    return Fired(id=node.id, name=node.name, kind=node.kind.value,
+                 score=round(activation.score, 4), via=activation.via, hop=activation.hop,
+                 why=reached(activation, trace))  # fmt: skip
+
+
+def reached(activation: Activation, trace: Trace) -> str:
+    """How a node got its activation, in words."""
     edges = {edge.id: edge for edge in trace.edges}
     if activation.node_id in trace.lifted:
         edge = edges.get(trace.lifted[activation.node_id])
@@ -78,8 +85,7 @@ def fired(activation: Activation, trace: Trace) -> Fired:
         edge = edges.get(edge_id)
         through = edge.relation if edge else edge_id
         why = f"hop {activation.hop} from {_name(trace, source)} through {through} ({amount:.2f})"
-    return Fired(id=node.id, name=node.name, kind=node.kind.value, score=round(activation.score, 4),
-                 via=activation.via, hop=activation.hop, why=why)  # fmt: skip
+    return why
 
 
 def shown(used: list[str], trace: Trace) -> list[Shown]:
@@ -149,7 +155,7 @@ def why_not(trace: Trace, node: Node, recaller: Recaller, user: str, message: st
         return (f"{node.name} reached {activation.score:.2f}, above the fire threshold, but "
                 f"{settings.max_fired} nodes scored higher")  # fmt: skip
     if activation is not None:
-        return (f"{node.name} was reached ({fired(activation, trace).why or activation.via}) "
+        return (f"{node.name} was reached ({reached(activation, trace) or activation.via}) "
                 f"at {activation.score:.2f}, under the fire threshold "
                 f"{settings.fire_threshold:.2f}")  # fmt: skip
     return f"no cue reached {node.name}: " + _best_cue(recaller, user, message, node)

@@ -77,6 +77,14 @@ def test_why_not_names_the_step_that_stopped_an_entity(memory: Memory) -> None:
     tight = memory.recaller(replace(DEFAULT, max_tokens=20))
     cut = tight.why_not(user, "How is the library job?", "Harbour Library", NOW)
     assert "fired, but none of its claims fit in the block" in cut
-    few = memory.recaller(replace(DEFAULT, max_fired=1, claim_cues=False))
-    crowded = few.why_not(user, "Omar and the Bristol half marathon", RACE.name, NOW)
-    assert "above the fire threshold" in crowded or "in the block" in crowded
+    # Names only, and no snippets (Omar's would bring in his marathon claim).
+    names_only = memory.recaller(replace(DEFAULT, claim_cues=False, context_threshold=2.0))
+    far = names_only.why_not(user, "Harbour Library", RACE.name, NOW)
+    assert far.startswith("Bristol half marathon was reached (hop 2 from Omar through")
+    assert far.endswith("under the fire threshold 0.30")
+    crowded = memory.recaller(
+        replace(DEFAULT, claim_cues=False, context_threshold=2.0, max_fired=1)
+    )
+    assert crowded.why_not(user, "Harbour Library", OMAR.name, NOW).endswith(
+        "above the fire threshold, but 1 nodes scored higher"
+    )
