@@ -236,12 +236,7 @@ class Recaller:
         if settings.use_possessives and self_id:
             found = self.store.get_nodes(user, [self_id])
             owner = found[0].name if found else None
-        units = self.units(message, owner)
-        if settings.claim_cues and units:
-            # One pass of the model for the words and the whole message: the claim
-            # cue finds the message's vector in the embedder's cache.
-            self.embedder.embed_batch([*units, *([owner] if owner else []), message])
-        seeds = trace.seeds = collect(self.match(user, units, owner), settings)
+        seeds = trace.seeds = collect(self.match(user, self.units(message, owner), owner), settings)
         result.seeds = [
             {"unit": h.unit, "key": h.key.text, "kind": h.key.kind, "ref": h.key.ref,
              "score": round(h.score, 4)}
