@@ -4,7 +4,6 @@ budget -> block. Never writes to the graph; the caller logs ``used_edges``."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -15,15 +14,16 @@ from pydantic import BaseModel, Field
 from pegasus.embed import Embedder
 from pegasus.model import NAME_KEYS, Edge, Node, utcnow
 from pegasus.recall import activation as act
-from pegasus.recall import explain, when
-from pegasus.recall.cues import ClaimCue, claim_cues, stems
+from pegasus.recall import explain
+from pegasus.recall.cues import ClaimCue, claim_cues
 from pegasus.recall.explain import Fired, Shown
 from pegasus.recall.inject import build_block
-from pegasus.recall.keys import relation_phrase
 from pegasus.recall.ordinary import Ordinariness
 from pegasus.recall.presets import DEFAULT, RecallSettings
+from pegasus.recall.rank import edge_scores, past_claims, past_label
 from pegasus.recall.seeds import Hit, Seeds, accept, centred_scores, collect, csls, seed_activation
 from pegasus.recall.text import content_words, phrases, possessive_phrases
+from pegasus.recall.when import window
 from pegasus.stores import Store
 from pegasus.time.decay import RULE, DecayRule, edge_state
 
@@ -71,80 +71,6 @@ def current(edges: list[Edge], now: datetime, rule: DecayRule = RULE) -> list[Ed
         if state.live:
             live.append(edge.model_copy(update=state.stored()))
     return live
-
-
-def past_claims(
-    edges: list[Edge],
-    cues: dict[str, ClaimCue],
-    now: datetime,
-    rule: DecayRule,
-    settings: RecallSettings,
-    message: str,
-    get_nodes: Callable[[list[str]], list[Node]],
-) -> dict[str, Edge]:
-    """The claims among ``edges`` that are no longer current (replaced, ended or
-    faded) but that the message asks about: reached by their own cue strongly
-    enough, and sharing a word with what the claim says beyond the names of its
-    ends (naming someone is not asking about their past)."""
-    if not settings.show_history:
-        return {}
-    candidates = {}
-    for edge in edges:
-        state = edge_state(edge, now, rule)
-        if not state.live and cues[edge.id].score >= settings.history_cue:
-            candidates[edge.id] = edge.model_copy(update=state.stored())
-    if not candidates:
-        return {}
-    ends = {e for edge in candidates.values() for e in (edge.source, edge.target)}
-    names = {node.id: stems(" ".join(node.names)) for node in get_nodes(list(ends))}
-    asked = stems(message)
-    return {
-        edge_id: edge
-        for edge_id, edge in candidates.items()
-        if (asked - names.get(edge.source, set()) - names.get(edge.target, set()))
-        & stems(f"{relation_phrase(edge.relation)} {edge.snippet}")
-    }
-
-
-def past_label(edge: Edge, now: datetime, rule: DecayRule) -> str:
-    """How a past claim is shown: "until 2023-06-01", "since replaced", "faded"."""
-    state = edge_state(edge, now, rule)
-    if state.superseded:
-        return "since replaced"
-    if state.expired and edge.expires_at is not None:
-        return f"until {edge.expires_at:%Y-%m-%d}"
-    return "faded"
-
-
-def edge_scores(
-    edges: list[Edge],
-    state: dict[str, act.Activation],
-    cues: dict[str, ClaimCue],
-    self_id: str | None,
-    settings: RecallSettings,
-    asked_when: when.Window | None = None,
-) -> dict[str, float]:
-    """Each claim's claim to a place in the block: what its own cue earned, plus the
-    activation of its ends taken as a geometric mean, so that a hub at one end
-    cannot carry a claim whose other end nothing reached (the user's own node counts
-    as fully reached: every claim about the user is about the message's subject)."""
-
-    def reached(node_id: str) -> float:
-        if node_id == self_id:
-            return 1.0
-        found = state.get(node_id)
-        return min(found.score, 1.0) if found else 0.0
-
-    scores = {}
-    for edge in edges:
-        graph = (reached(edge.source) * reached(edge.target)) ** 0.5
-        cue = cues.get(edge.id)
-        scores[edge.id] = graph + (settings.claim_weight * cue.score if cue else 0.0)
-        if asked_when and when.overlaps(
-            when.claim_window(edge.properties.get("date", ""), edge.touched_at), asked_when
-        ):
-            scores[edge.id] += settings.time_weight  # about the time the message names
-    return scores
 
 
 FIRST_PERSON = re.compile(r"\b(my|mine|our)\b", re.IGNORECASE)
@@ -226,6 +152,18 @@ class Recaller:
             return f"nothing in memory is called {name!r}"
         return explain.why_not(self.trace(user, message, now), found[0], self, user, message)
 
+    def _reached_claims(self, user: str, message: str, now: datetime, trace: Trace) -> list[Edge]:
+        """The current claims the message reached by their own cue; the history it
+        asks about (claims no longer current that its cue reached) goes to
+        ``trace.past``, to be shown as past and never spread from."""
+        cues = trace.cues = claim_cues(self.store, user, self.embedder, message, self.settings)
+        found = self.store.get_edges(user, list(cues)) if cues else []
+        trace.past = past_claims(
+            found, cues, now, self.rule, self.settings, message,
+            lambda ids: self.store.get_nodes(user, ids),
+        )  # fmt: skip
+        return current([edge for edge in found if is_live(edge)], now, self.rule)
+
     def trace(self, user: str, message: str, now: datetime | None = None) -> Trace:
         now = now or utcnow()
         settings = self.settings
@@ -243,24 +181,8 @@ class Recaller:
             for h in seeds.hits
         ]  # fmt: skip
         seed_nodes = dict(seeds.nodes)
-        cues = trace.cues = (
-            claim_cues(self.store, user, self.embedder, message, settings)
-            if settings.claim_cues
-            else {}
-        )
-        found = self.store.get_edges(user, list(cues)) if cues else []
-        cued = current([e for e in found if is_live(e)], now, self.rule)
-        # History the message asks about: claims no longer current that its own cue
-        # reached. Shown as past, never as current, and never reached by spreading.
-        trace.past = past_claims(
-            found,
-            cues,
-            now,
-            self.rule,
-            settings,
-            message,
-            lambda ids: self.store.get_nodes(user, ids),
-        )
+        cued = self._reached_claims(user, message, now, trace) if settings.claim_cues else []
+        cues = trace.cues
 
         if seeds.relations and not settings.relation_needs_anchor:
             # The baseline: a relation hit seeds both ends of every edge carrying it.
@@ -340,7 +262,7 @@ class Recaller:
         known = {edge.id for edge in edges}
         edges += [edge for edge in shown if edge.id not in known]
         scores = (
-            edge_scores(edges, state, cues, self_id, settings, when.window(message, now))
+            edge_scores(edges, state, cues, self_id, settings, window(message, now))
             if settings.claim_cues
             else None
         )
