@@ -70,11 +70,9 @@ def expected_keys(
     return keys
 
 
-def missing_keys(
-    store: Store, user: str, embedder: Embedder, graph: Graph
-) -> tuple[list[EmbeddingKey], list[str]]:
-    """What the stored keys lack for ``graph`` (embedded here) and which stored keys
-    name nothing in it. Texts already embedded are never embedded again."""
+def _missing(store: Store, user: str, graph: Graph) -> tuple[list[str], list[str], dict]:
+    """Key ids ``graph`` lacks (new, or a claim whose text changed), stored key ids
+    that name nothing in it, and the wanted keys by id."""
     ends = {end for edge in graph.edges for end in (edge.source, edge.target)}
     outside = ends - {node.id for node in graph.nodes}
     nodes = [*graph.nodes, *(store.get_nodes(user, outside) if outside else [])]
@@ -84,21 +82,42 @@ def missing_keys(
     have = {key.id: key.text for key in store.list_keys(user)}
     # A claim whose snippet was replaced is embedded again.
     missing = [key_id for key_id in wanted if have.get(key_id) != wanted[key_id][0]]
-    vectors = embedder.embed_batch([wanted[key_id][0] for key_id in missing]) if missing else []
-    keys = [
+    return missing, [key_id for key_id in have if key_id not in wanted], wanted
+
+
+def _embedded(embedder: Embedder, ids: list[str], wanted: dict) -> list[EmbeddingKey]:
+    """The keys ``ids`` with their vectors. Texts already embedded are never embedded
+    again."""
+    vectors = embedder.embed_batch([wanted[key_id][0] for key_id in ids]) if ids else []
+    return [
         EmbeddingKey(id=key_id, text=wanted[key_id][0], ref=wanted[key_id][1],
                      kind=wanted[key_id][2], vector=vector.tolist())
-        for key_id, vector in zip(missing, vectors, strict=True)
+        for key_id, vector in zip(ids, vectors, strict=True)
     ]  # fmt: skip
-    return keys, [key_id for key_id in have if key_id not in wanted]
+
+
+def missing_keys(
+    store: Store, user: str, embedder: Embedder, graph: Graph
+) -> tuple[list[EmbeddingKey], list[str]]:
+    """What the stored keys lack for ``graph`` (embedded here) and which stored keys
+    name nothing in it."""
+    missing, stale, wanted = _missing(store, user, graph)
+    return _embedded(embedder, missing, wanted), stale
+
+
+SYNC_BATCH = 5_000  # keys per write: a reindex of a large memory stays within a
+# server's transaction memory (Neo4j's default refuses ~140k keys with vectors at once)
 
 
 def sync_keys(store: Store, user: str, embedder: Embedder) -> tuple[int, int]:
     """Make the stored keys match the graph: embed what is missing, drop what is
-    stale, in one write. Returns (added, removed)."""
-    added, stale = missing_keys(store, user, embedder, store.export(user))
-    store.apply(user, Changes(keys=added, delete_keys=stale))
-    return len(added), len(stale)
+    stale, written in batches (keys are derived from the graph, so a reindex cut
+    short leaves nothing wrong, only keys still to add). Returns (added, removed)."""
+    missing, stale, wanted = _missing(store, user, store.export(user))
+    for start in range(0, max(len(missing), 1), SYNC_BATCH):
+        keys = _embedded(embedder, missing[start : start + SYNC_BATCH], wanted)
+        store.apply(user, Changes(keys=keys, delete_keys=stale if start == 0 else []))
+    return len(missing), len(stale)
 
 
 def key_changes(

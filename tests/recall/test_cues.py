@@ -138,3 +138,20 @@ def test_my_relation_reaches_whoever_the_users_claim_points_at(memory: Memory) -
     result = memory.recall("I'm seeing my sister tonight", now=NOW)
     assert INES.id in {f.id for f in result.fired}
     assert SISTER.id in result.used_edges
+
+
+def test_a_reindex_writes_in_batches(memory: Memory, store: Store, user: str, monkeypatch) -> None:
+    from pegasus.recall import keys
+
+    monkeypatch.setattr(keys, "SYNC_BATCH", 2)
+    writes: list[int] = []
+    apply = store.apply
+    monkeypatch.setattr(
+        store, "apply", lambda who, changes: (writes.append(len(changes.keys)), apply(who, changes))
+    )
+    store.apply(user, Changes(delete_keys=[k.id for k in store.list_keys(user)]))
+    writes.clear()
+    added, removed = memory.sync_keys()
+    assert added == sum(writes) == len(store.list_keys(user)) and removed == 0
+    assert max(writes) == 2 and len(writes) == (added + 1) // 2
+    assert store.search_words(user, ["greyhound"])[0][0].ref == ADOPTED.id
