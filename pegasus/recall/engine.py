@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,11 @@ class Trace:
     edges: list[Edge] = field(default_factory=list)
     scores: dict[str, float] | None = None
     past: dict[str, Edge] = field(default_factory=dict)  # history the message reached
+
+    @cached_property
+    def edge_by_id(self) -> dict[str, Edge]:
+        """The pulled edges by id (read once the pull is complete)."""
+        return {edge.id: edge for edge in self.edges}
 
 
 def is_live(edge: Edge) -> bool:

@@ -70,7 +70,7 @@ def fired(activation: Activation, trace: Trace) -> Fired:
 
 def reached(activation: Activation, trace: Trace) -> str:
     """How a node got its activation, in words."""
-    edges = {edge.id: edge for edge in trace.edges}
+    edges = trace.edge_by_id
     if activation.node_id in trace.lifted:
         edge = edges.get(trace.lifted[activation.node_id])
         why = f"claim reached by {_cue(trace, edge.id)}: {_claim(trace, edge)}" if edge else ""
@@ -89,7 +89,7 @@ def reached(activation: Activation, trace: Trace) -> str:
 
 
 def shown(used: list[str], trace: Trace) -> list[Shown]:
-    edges = {edge.id: edge for edge in trace.edges}
+    edges = trace.edge_by_id
     return [
         Shown(
             edge_id=edge.id,

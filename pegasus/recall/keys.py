@@ -73,12 +73,13 @@ def expected_keys(
 def _missing(store: Store, user: str, graph: Graph) -> tuple[list[str], list[str], dict]:
     """Key ids ``graph`` lacks (new, or a claim whose text changed), stored key ids
     that name nothing in it, and the wanted keys by id."""
-    ends = {end for edge in graph.edges for end in (edge.source, edge.target)}
-    outside = ends - {node.id for node in graph.nodes}
+    inside = {node.id for node in graph.nodes}
+    outside = {end for edge in graph.edges for end in (edge.source, edge.target)} - inside
     nodes = [*graph.nodes, *(store.get_nodes(user, outside) if outside else [])]
     wanted = expected_keys(nodes, {edge.relation for edge in graph.edges}, graph.edges)
+    # Nodes outside the graph only name its claims' ends: their own keys are not asked for.
     wanted = {key_id: value for key_id, value in wanted.items()
-              if value[2] != NODE_KEY or value[1] in {node.id for node in graph.nodes}}  # fmt: skip
+              if value[2] != NODE_KEY or value[1] in inside}  # fmt: skip
     have = {key.id: key.text for key in store.list_keys(user)}
     # A claim whose snippet was replaced is embedded again.
     missing = [key_id for key_id in wanted if have.get(key_id) != wanted[key_id][0]]

@@ -21,22 +21,6 @@ class RecallSettings:
     graded_seeds: bool  # seed activation grows with match strength (else 1.0)
     relation_needs_anchor: bool  # a relation hit seeds only next to a node seed
     ordinariness_weight: float  # how much a key's likeness to everyday words costs it
-    # Claims found by what they say (recall/cues.py)
-    claim_cues: bool  # search claims by meaning and by words, beside the names
-    claim_candidates: int  # claims fetched per cue kind
-    claim_threshold: float  # cosine at which a message sharing a word reaches a claim
-    claim_sure: float  # cosine at which the message reaches a claim by meaning alone
-    claim_margin: float  # ...or by which the best claim beats the next, from claim_threshold
-    common_word_zipf: float  # words at least this frequent in English are no cue
-    words_gate: float  # how uncommon (summed Zipf below that) a claim's matched words must be
-    claim_weight: float  # what a claim's own cue adds to its place in the block
-    time_weight: float  # ...and being about the time the message names ("in May")
-    max_lines: int  # claim lines in a block ranked by score
-    line_share: float  # of the token budget the ranked lines take before the snippets
-    max_snippets: int  # snippets of the best-ranked claims
-    show_history: bool  # claims no longer current, when the message's cue reaches them
-    history_cue: float  # the cue score a past claim needs to be shown
-    max_property_lines: int  # hot nodes whose properties are shown, when ranked
     # Spreading
     hops: int
     spread_factor: float
@@ -51,6 +35,23 @@ class RecallSettings:
     max_tokens: int  # 0 = no token budget
     show_dates: bool
     show_properties: bool
+    # Claims found by what they say (recall/cues.py, recall/rank.py); off in the
+    # writeup's baseline, so only the project's presets need to name them.
+    claim_cues: bool = False  # search claims by meaning and by words, beside the names
+    claim_candidates: int = 30  # claims fetched per cue kind
+    claim_threshold: float = 0.30  # cosine at which a message sharing a word reaches a claim
+    claim_sure: float = 0.45  # cosine at which the message reaches a claim by meaning alone
+    claim_margin: float = 0.04  # ...or by which the best claim beats the next, from claim_threshold
+    common_word_zipf: float = 5.5  # words at least this frequent in English are no cue
+    words_gate: float = 1.0  # how uncommon (summed Zipf below that) a claim's matched words must be
+    claim_weight: float = 3.0  # what a claim's own cue adds to its place in the block
+    time_weight: float = 1.0  # ...and being about the time the message names ("in May")
+    max_lines: int = 24  # claim lines in a block ranked by score
+    line_share: float = 0.75  # of the token budget the ranked lines take before the snippets
+    max_snippets: int = 4  # snippets of the best-ranked claims
+    show_history: bool = False  # claims no longer current, when the message's cue reaches them
+    history_cue: float = 0.3  # the cue score a past claim needs to be shown
+    max_property_lines: int = 2  # hot nodes whose properties are shown, when ranked
 
 
 BASELINE = RecallSettings(
@@ -65,21 +66,6 @@ BASELINE = RecallSettings(
     graded_seeds=False,
     relation_needs_anchor=False,
     ordinariness_weight=0.0,
-    claim_cues=False,
-    claim_candidates=30,
-    claim_threshold=0.30,
-    claim_sure=0.45,
-    claim_margin=0.04,
-    common_word_zipf=5.5,
-    words_gate=1.0,
-    claim_weight=3.0,
-    time_weight=1.0,
-    max_lines=24,
-    line_share=0.75,
-    max_snippets=4,
-    show_history=False,
-    history_cue=0.3,
-    max_property_lines=2,
     hops=2,
     spread_factor=0.6,
     block_self=False,
