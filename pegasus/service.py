@@ -2,16 +2,15 @@
 and the recall reference, answering a JSON HTTP API (by default on 127.0.0.1).
 
 Every call names its user. Errors are the Pegasus error tree mapped to HTTP statuses
-(``PegasusError.http_status``) with one line of JSON, ``{"error": "..."}``. Ingest
-answers at once with a job; the job runs in the background, one ingest at a time."""
+(``PegasusError.http_status``) with one line of JSON, ``{"error": "..."}``: a store
+that cannot be reached is a 503 for as long as it lasts, and the next call after it
+comes back succeeds. Ingest answers at once with a job (:mod:`pegasus.jobs`)."""
 
 from __future__ import annotations
 
-import threading
-import uuid
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any
 
 from fastapi import Depends, FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
@@ -20,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from pegasus.errors import AuthError, NotFoundError, PegasusError, ValidationError
 from pegasus.interchange import dump_graph
+from pegasus.jobs import IngestQueue, Job
 from pegasus.llm import LLM
 from pegasus.memory import Pegasus
 from pegasus.recall.engine import RecallResult
@@ -27,8 +27,6 @@ from pegasus.recall.presets import PRESETS
 from pegasus.results import Description
 from pegasus.stores import Stats
 from pegasus.write.forget import Forgetting
-from pegasus.write.pipeline import IngestReport
-from pegasus.write.transcript import parse_transcript
 
 
 class RecallRequest(BaseModel):
@@ -63,22 +61,20 @@ class Closed(BaseModel):
     reinforced: int
 
 
-class Job(BaseModel):
-    id: str
-    user: str
-    conversation_id: str
-    state: Literal["queued", "running", "done", "failed"] = "queued"
-    report: IngestReport | None = None
-    error: str | None = None
-
-
-def create_app(core: Pegasus, token: str | None = None, llm: LLM | None = None) -> FastAPI:
+def create_app(
+    core: Pegasus,
+    token: str | None = None,
+    llm: LLM | None = None,
+    jobs_folder: Path | None = None,
+) -> FastAPI:
     """The API over ``core``. With ``token``, requests without ``Authorization: Bearer
-    <token>`` are refused; ``llm`` replaces the configured model (tests, the demo)."""
+    <token>`` are refused; ``llm`` replaces the configured model (tests, the demo).
+    With ``jobs_folder``, ingest jobs are kept there until done, and those left by an
+    earlier run are resumed now."""
     app = FastAPI(title="Pegasus memory", summary="Long-term memory for LLM assistants.")
-    jobs: dict[str, Job] = {}
-    ingests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest")
-    lock = threading.Lock()
+    core.warm()
+    app.state.ingests = ingests = IngestQueue(core, jobs_folder, llm)
+    ingests.resume()
 
     def authorised(authorization: str | None = Header(default=None)) -> None:
         if token is not None and authorization != f"Bearer {token}":
@@ -91,6 +87,10 @@ def create_app(core: Pegasus, token: str | None = None, llm: LLM | None = None) 
     @app.exception_handler(RequestValidationError)
     def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0]
+        if first.get("type") == "json_invalid":
+            why = first.get("ctx", {}).get("error", "")
+            message = f"the body is not valid JSON: {why}".rstrip(": ")
+            return JSONResponse({"error": message}, status_code=400)
         where = ".".join(str(part) for part in first.get("loc", ()) if part != "body")
         message = str(first.get("msg", "bad request")).removeprefix("Value error, ")
         return JSONResponse({"error": f"{where or 'body'}: {message}"}, status_code=400)
@@ -99,7 +99,8 @@ def create_app(core: Pegasus, token: str | None = None, llm: LLM | None = None) 
 
     @app.get("/health", dependencies=guarded)
     def health() -> dict[str, Any]:
-        return {"ok": True, "store": type(core.store).__name__, "jobs": len(jobs)}
+        core.store.get_self(core.settings.user)  # a store that cannot answer: 503
+        return {"ok": True, "store": type(core.store).__name__, "jobs": len(ingests.jobs)}
 
     @app.post("/recall", dependencies=guarded)
     def recall(body: RecallRequest) -> RecallResult:
@@ -110,27 +111,12 @@ def create_app(core: Pegasus, token: str | None = None, llm: LLM | None = None) 
 
     @app.post("/ingest", status_code=202, dependencies=guarded)
     def ingest(body: IngestRequest) -> Job:
-        memory = core.for_user(body.user)
-        transcript = parse_transcript(body.transcript, body.conversation_id)
-        job = Job(id=uuid.uuid4().hex, user=memory.user, conversation_id=transcript.id)
-
-        def run() -> None:
-            job.state = "running"
-            try:
-                job.report = memory.ingest(transcript, now=body.now, llm=llm)
-                job.state = "done"
-            except Exception as exc:  # the job says why; the service goes on
-                job.state, job.error = "failed", str(exc) or type(exc).__name__
-
-        with lock:
-            jobs[job.id] = job
-        ingests.submit(run)
-        return job
+        user = core.for_user(body.user).user  # an invalid owner is refused here
+        return ingests.submit(user, body.transcript, body.conversation_id, body.now)
 
     @app.get("/jobs/{job_id}", dependencies=guarded)
     def job_status(job_id: str) -> Job:
-        with lock:
-            job = jobs.get(job_id)
+        job = ingests.get(job_id)
         if job is None:
             raise NotFoundError(f"no job {job_id!r}")
         return job

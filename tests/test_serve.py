@@ -31,27 +31,36 @@ def cli(*args: str) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+def serve_process(store_url: str, port: int, env: dict[str, str] | None = None):
+    """``pegasus serve`` in a process of its own, without the daily decay."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "from pegasus.cli.app import main; main()",
+         "--store", store_url, "serve", "--port", str(port), "--no-decay"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )  # fmt: skip
+
+
+def answering(url: str, status: int = 200, seconds: float = 120) -> None:
+    """Waits until the service's /health gives ``status``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/health").status_code == status:
+                return
+        except httpx.TransportError:
+            time.sleep(0.2)
+    raise AssertionError("the service never answered")
+
+
 def test_serve_answers_and_stops_cleanly(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("PEGASUS_TOKEN", "t0ken")
     with Pegasus(f"sqlite:///{tmp_path / 'served.db'}") as core:
         core.for_user("default").import_file(SEED_GRAPH)
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-c", "from pegasus.cli.app import main; main()",
-         "--store", f"sqlite:///{tmp_path / 'served.db'}", "serve", "--port", str(port),
-         "--no-decay"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    process = serve_process(f"sqlite:///{tmp_path / 'served.db'}", port)
     try:
-        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/health").status_code == 401:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        else:
-            raise AssertionError("the service never answered")
+        url = f"http://127.0.0.1:{port}"
+        answering(url, status=401)  # the token is needed
         assert json.loads(service_file().read_text()) == {"url": url, "pid": process.pid}
         auth = {"Authorization": "Bearer t0ken"}
         assert httpx.get(f"{url}/health", headers=auth).json()["ok"] is True

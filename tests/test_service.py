@@ -72,7 +72,11 @@ def test_ingest_is_a_job(client: TestClient, users) -> None:
 @pytest.mark.parametrize(
     ("request_kwargs", "status", "says"),
     [
-        ({"content": b"{not json", "headers": {"Content-Type": "application/json"}}, 400, ""),
+        (
+            {"content": b"{not json", "headers": {"Content-Type": "application/json"}},
+            400,
+            "not valid JSON: Expecting property name",
+        ),
         ({"json": {"user": "a"}}, 400, "message"),
         ({"json": {"user": "", "message": "hi"}}, 400, "user"),
         ({"json": {"user": "a", "message": "hi", "preset": "nope"}}, 400, "preset"),

@@ -106,8 +106,10 @@ def _register() -> None:
         demo,
         doctor,
         graph_io,
+        hooks,
         ingest,
         inspect,
+        mcp,
         recall,
         schedule,
         serve,
@@ -124,6 +126,8 @@ def _register() -> None:
     view.register(app)
     doctor.register(app)
     serve.register(app)
+    mcp.register(app)
+    hooks.register(app)
 
 
 _register()

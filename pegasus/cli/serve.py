@@ -30,6 +30,7 @@ def serve(
 
     from pegasus.config import load_settings, service_file
     from pegasus.memory import Pegasus
+    from pegasus.paths import jobs_dir
     from pegasus.service import create_app
     from pegasus.time.scheduler import parse_clock, start_daily
 
@@ -38,6 +39,9 @@ def serve(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     core = Pegasus(ctx.obj.store)
     scheduler = start_daily(core.decay, parse_clock(at), timezone) if decay else None
+    # The model loads before the service says where it is: a client that finds it
+    # never waits for the first recall.
+    app = create_app(core, token=core.settings.token, jobs_folder=jobs_dir())
     discovery = service_file()
     discovery.parent.mkdir(parents=True, exist_ok=True)
     discovery.write_text(json.dumps({"url": f"http://{host}:{port}", "pid": os.getpid()}))
@@ -46,13 +50,17 @@ def serve(
     for stop in (signal.SIGTERM, signal.SIGINT):
         signal.signal(stop, lambda *_: None)
     try:
-        uvicorn.run(create_app(core, token=core.settings.token), host=host, port=port)
+        uvicorn.run(app, host=host, port=port)
     finally:
+        # An ingest under way is left to die with the process: its job file stays and
+        # it resumes from its journal on the next start.
+        app.state.ingests.stopping.set()
         if discovery.exists() and json.loads(discovery.read_text()).get("pid") == os.getpid():
             discovery.unlink()
         if scheduler is not None:
             scheduler.shutdown(wait=True)
-        core.close()
+        if not app.state.ingests.busy:
+            core.close()
 
 
 def register(app: typer.Typer) -> None:

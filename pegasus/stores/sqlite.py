@@ -38,6 +38,7 @@ from pegasus.time.decay import SECONDS_PER_DAY, DecayRule, decayed
 
 CHUNK = 500  # ids per IN (...) list, well under SQLite's variable limit
 BUSY_SECONDS = 30.0  # how long a write waits for another process's write to finish
+COMMON_IN_CLAIMS = 2_000  # claims holding a word beyond which search_words skips it
 # Kept in tables of their own, not in the record's JSON.
 APART = {"journal", "used_edges"}
 
@@ -853,11 +854,19 @@ class SQLiteStore(Store):
     def search_words(
         self, user: str, words: Sequence[str], limit: int = 20
     ) -> list[tuple[EmbeddingKey, float]]:
-        terms = list(dict.fromkeys(w for w in words if w.strip()))
+        # Each word quoted: FTS5 query syntax in a message is only ever text.
+        quoted = ['"' + w.replace('"', '""') + '"' for w in dict.fromkeys(words) if w.strip()]
+        # A word in thousands of claims singles out none of them, and ranking every
+        # claim that holds it is most of the cost (35 ms a message at 100k edges for
+        # two such words); counting them first is a fraction of a millisecond.
+        terms = [
+            term for term in quoted
+            if self._rows("SELECT count(*) AS n FROM claim_words WHERE claim_words MATCH ?",
+                          (term,))[0]["n"] <= COMMON_IN_CLAIMS
+        ]  # fmt: skip
         if not terms or limit <= 0:
             return []
-        # Each word quoted: FTS5 query syntax in a message is only ever text.
-        query = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        query = " OR ".join(terms)
         rows = self._rows(
             "SELECT k.id, k.text, k.ref, k.kind, -bm25(claim_words) AS score "
             "FROM claim_words JOIN keys AS k ON k.rowid = claim_words.rowid "

@@ -1,0 +1,169 @@
+"""The memory service as assistants meet it.
+
+    python -m bench.service --sizes 1000 10000 100000 [--stores sqlite neo4j]
+
+For each (store, size): bench/generator.py's memory is imported and its keys
+embedded, ``pegasus serve`` is started on it, and then measured from outside:
+the wall time of the Claude Code hook command and of ``pegasus recall``, each a
+fresh process asking the running service (p50/p95); recalls per second with 1, 4
+and 16 concurrent clients over HTTP; the service's resident memory. Once per run:
+``pegasus --help`` and the first write of a new user's memory (the sample
+conversation, the model's replies instant from the scripted server, so the time is
+Pegasus's own). Results go to bench/results/service.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from bench.generator import generate
+from bench.import_edges import RESULTS
+from bench.recall_latency import messages, percentile
+from bench.stores import add_store_options, bench_store
+from pegasus.embed import default_embedder
+from pegasus.llm.scripted import ScriptedServer, by_round, recorded_rounds
+from pegasus.memory import Memory
+from pegasus.stores import Changes
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = json.loads((ROOT / "pegasus" / "data" / "conversation.json").read_text())
+RECORDING = json.loads((ROOT / "pegasus" / "data" / "seed_extraction.json").read_text())
+FRESH_RUNS = 40
+CLIENT_SECONDS = 10.0
+PORT = 8791
+
+
+def timed(command: list[str], env: dict[str, str], stdin: str = "") -> float:
+    start = time.perf_counter()
+    subprocess.run(command, input=stdin, env=env, capture_output=True, text=True, check=True)
+    return (time.perf_counter() - start) * 1000
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    return {"p50_ms": round(statistics.median(values), 1),
+            "p95_ms": round(percentile(values, 0.95), 1)}  # fmt: skip
+
+
+def throughput(url: str, user: str, texts: list[str], clients: int) -> float:
+    counts = [0] * clients
+    deadline = time.monotonic() + CLIENT_SECONDS
+
+    def client(index: int) -> None:
+        with httpx.Client(base_url=url, timeout=60) as http:
+            while time.monotonic() < deadline:
+                text = texts[(counts[index] * clients + index) % len(texts)]
+                http.post("/recall", json={"user": user, "message": text}).raise_for_status()
+                counts[index] += 1
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return round(sum(counts) / CLIENT_SECONDS, 1)
+
+
+def resident_mb(pid: int) -> dict[str, float]:
+    status = Path(f"/proc/{pid}/status").read_text()
+    field = {line.split(":")[0]: line.split()[1] for line in status.splitlines() if ":" in line}
+    return {"rss_mb": round(int(field["VmRSS"]) / 1024, 1),
+            "peak_mb": round(int(field["VmHWM"]) / 1024, 1)}  # fmt: skip
+
+
+def serve(url: str, env: dict[str, str]) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [str(Path(sys.executable).parent / "pegasus"), "--store", url, "serve", "--port", str(PORT),
+         "--no-decay"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{PORT}/health").status_code == 200:
+                return process
+        except httpx.TransportError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("the service did not start")
+
+
+def measure(kind: str, edges: int, neo4j: str, env: dict[str, str], first_write: bool) -> dict:
+    data = generate(edges)
+    out: dict[str, object] = {"store": kind, "edges": edges}
+    with bench_store(kind, neo4j) as (store, user, url):
+        store.apply(user, Changes.of_graph(data.graph))
+        Memory.open(store, user=user, embedder=default_embedder()).sync_keys()
+        process = serve(url, env)
+        service = f"http://127.0.0.1:{PORT}"
+        try:
+            texts = messages(data.graph, FRESH_RUNS, seed=3)
+            hook = [sys.executable, "-m", "pegasus.integrations.hooks", "--user", user]
+            out["hook"] = spread([
+                timed(hook, env, json.dumps({"hook_event_name": "UserPromptSubmit",
+                                             "session_id": "bench", "prompt": text}))
+                for text in texts
+            ])  # fmt: skip
+            cli = [str(Path(sys.executable).parent / "pegasus"), "--user", user, "recall"]
+            out["cli_recall"] = spread([timed([*cli, text], env) for text in texts[:20]])
+            pool = messages(data.graph, 400, seed=9)
+            out["recalls_per_s"] = {n: throughput(service, user, pool, n) for n in (1, 4, 16)}
+            out["service_memory"] = resident_mb(process.pid)
+            if first_write:
+                out["first_write_s"] = first_ingest(service)
+        finally:
+            process.terminate()
+            process.wait(timeout=60)
+    return out
+
+
+def first_ingest(service: str) -> float:
+    """Seconds from handing the sample conversation of a new user to the service until
+    its job is done (the scripted model answers at once)."""
+    start = time.perf_counter()
+    job = httpx.post(f"{service}/ingest", json={"user": "first-write", "transcript": SAMPLE,
+                                                 "conversation_id": "first"}).json()  # fmt: skip
+    while httpx.get(f"{service}/jobs/{job['id']}").json()["state"] not in ("done", "failed"):
+        time.sleep(0.05)
+    seconds = time.perf_counter() - start
+    assert httpx.get(f"{service}/jobs/{job['id']}").json()["state"] == "done"
+    return round(seconds, 2)
+
+
+def help_seconds(env: dict[str, str]) -> float:
+    command = [str(Path(sys.executable).parent / "pegasus"), "--help"]
+    return round(min(timed(command, env) for _ in range(5)) / 1000, 3)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    add_store_options(parser)
+    args = parser.parse_args()
+    model = ScriptedServer(by_round(recorded_rounds(RECORDING))).start()
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as home:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PEGASUS_")}
+        env |= {"XDG_DATA_HOME": home, "PEGASUS_LLM_BASE_URL": model.base_url,
+                "PEGASUS_LLM_MODEL": "scripted", "PEGASUS_LLM_API_KEY": "none"}  # fmt: skip
+        result = {"help_s": help_seconds(env), "rows": rows}
+        for edges in args.sizes:
+            for kind in args.stores:
+                first = edges == args.sizes[0] and kind == args.stores[0]
+                rows.append(measure(kind, edges, args.neo4j, env, first))
+                print(json.dumps(rows[-1]), flush=True)
+                (RESULTS / "service.json").write_text(json.dumps(result, indent=2) + "\n")
+    model.stop()
+
+
+if __name__ == "__main__":
+    main()

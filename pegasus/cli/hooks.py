@@ -1,0 +1,58 @@
+"""``pegasus hooks install|uninstall claude-code|codex``: Pegasus in an assistant's
+hook settings (see :mod:`pegasus.integrations.hooks`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pegasus.errors import ValidationError
+
+hooks = typer.Typer(help="Wire recall and remembering into an assistant's hooks.",
+                    no_args_is_help=True)  # fmt: skip
+TARGETS = ("claude-code", "codex")
+
+Target = Annotated[str, typer.Argument(help="The assistant: claude-code or codex.")]
+Scope = Annotated[
+    bool,
+    typer.Option(
+        "--project/--user",
+        help="This project's settings (.claude/settings.json, .codex/hooks.json), or yours.",
+    ),
+]
+
+
+def _path(target: str, project: bool) -> Path:
+    from pegasus.integrations.hooks import settings_path
+
+    if target not in TARGETS:
+        raise ValidationError(f"unknown assistant {target!r}: one of {', '.join(TARGETS)}")
+    return settings_path(target, Path.cwd() if project else Path.home())
+
+
+@hooks.command()
+def install(ctx: typer.Context, target: Target, project: Scope = False) -> None:
+    """Recall on every prompt (UserPromptSubmit) and remember each session when it ends
+    or is compacted (Claude Code: SessionEnd, PreCompact; Codex: Stop after each turn,
+    PreCompact). Other hooks in the file are kept."""
+    from pegasus.integrations.hooks import install as write
+
+    path = _path(target, project)
+    events = write(path, target, ctx.obj.user)
+    typer.echo(f"installed in {path}: {', '.join(events)}")
+    typer.echo("memory reaches the prompt while `pegasus serve` runs")
+
+
+@hooks.command()
+def uninstall(target: Target, project: Scope = False) -> None:
+    """Remove Pegasus's hooks, and only those."""
+    from pegasus.integrations.hooks import uninstall as remove
+
+    path = _path(target, project)
+    typer.echo(f"removed {remove(path)} hooks from {path}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(hooks, name="hooks")

@@ -1,0 +1,231 @@
+"""Hooks for Claude Code and Codex: recall on every prompt, the session remembered
+as it goes.
+
+The assistant runs ``python -m pegasus.integrations.hooks`` with the hook's JSON on
+stdin (both assistants send the same fields and read the same answer). The command
+uses the standard library and the running memory service only, so it starts in a
+few tens of milliseconds; when no service answers, a prompt goes on with no memory
+(one line on stderr, never an error) and a session is queued for the service's
+next start. ``pegasus hooks install claude-code|codex`` writes the hooks into the
+assistant's settings (``install`` and ``uninstall`` below)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pegasus.client import call, queue_ingest, service_url
+from pegasus.errors import PegasusError
+
+MODULE = "pegasus.integrations.hooks"
+RECALL_TIMEOUT = 3.0  # seconds a prompt may wait for memory, at worst
+# Each assistant's settings file (under the project or the home folder) and the hooks
+# Pegasus adds to it, with their timeouts in seconds. Codex has no session end: its
+# Stop (after each turn) sends the session so far, and ingest takes the new turns.
+ASSISTANTS = {
+    "claude-code": (Path(".claude") / "settings.json",
+                    {"UserPromptSubmit": 10, "SessionEnd": 30, "PreCompact": 30}),
+    "codex": (Path(".codex") / "hooks.json", {"UserPromptSubmit": 10, "Stop": 30,
+                                               "PreCompact": 30}),
+}  # fmt: skip
+REMEMBER_ON = ("SessionEnd", "PreCompact", "Stop")
+# Text the assistants put in the user's place that the user never typed.
+NOT_SAID = ("<command-", "<local-command", "<system-reminder", "Caveat: ",
+            "<environment_context", "<user_instructions", "# AGENTS.md instructions")  # fmt: skip
+
+
+# --- the hook command -------------------------------------------------------------
+def transcript_turns(path: Path) -> list[dict[str, str]]:
+    """The user's and the assistant's words from a JSONL transcript (Claude Code's, or
+    Codex's rollout file): tool calls, tool results, thinking, sub-agents' side chains
+    and text the assistant put in the user's place are left out, and an assistant's
+    consecutive text blocks make one turn."""
+    turns: list[dict[str, str]] = []
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a line cut short by a crash; the rest still counts
+            role, content = _message(entry) if isinstance(entry, dict) else (None, None)
+            text = _text(content)
+            if role is None or not text or text.startswith(NOT_SAID):
+                continue
+            if turns and turns[-1]["role"] == role == "assistant":
+                turns[-1]["content"] += "\n\n" + text
+            else:
+                turns.append({"role": role, "content": text})
+    return turns
+
+
+def _message(entry: dict[str, Any]) -> tuple[str | None, Any]:
+    """(role, content) of a transcript line that is a user's or assistant's message."""
+    if entry.get("type") == "response_item":  # Codex
+        payload = entry.get("payload")
+        if isinstance(payload, dict) and payload.get("type") == "message":
+            role = payload.get("role")
+            return (role, payload.get("content")) if role in ("user", "assistant") else (None, None)
+        return None, None
+    message = entry.get("message")  # Claude Code
+    if entry.get("isSidechain") or entry.get("isMeta") or not isinstance(message, dict):
+        return None, None
+    role = entry.get("type")
+    return (role, message.get("content")) if role in ("user", "assistant") else (None, None)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content.strip()
+    if not isinstance(content, list):
+        return ""
+    kinds = ("text", "input_text", "output_text")
+    parts = [block.get("text", "") for block in content
+             if isinstance(block, dict) and block.get("type") in kinds]  # fmt: skip
+    return "\n".join(part for part in parts if isinstance(part, str)).strip()
+
+
+def on_prompt(payload: dict[str, Any], user: str, url: str | None) -> dict[str, Any] | None:
+    """The recall block as Claude Code's additional context, or None."""
+    prompt = payload.get("prompt")
+    if not url or not isinstance(prompt, str) or not prompt.strip():
+        return None
+    body = {"user": user, "message": prompt, "conversation_id": payload.get("session_id")}
+    found = call(url, "/recall", body, timeout=RECALL_TIMEOUT)
+    if not found or not found.get("text"):
+        return None
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": found["text"],
+        }
+    }
+
+
+def on_session_end(payload: dict[str, Any], user: str, url: str | None) -> str:
+    """Sends the session to the service's ingest queue (or queues it for its next
+    start); says what happened, for stderr."""
+    path, session = payload.get("transcript_path"), payload.get("session_id")
+    if not isinstance(path, str) or not isinstance(session, str):
+        return "no transcript_path or session_id in the hook's input"
+    turns = transcript_turns(Path(path).expanduser())
+    if not any(turn["role"] == "user" for turn in turns):
+        return "nothing the user said in this session"
+    transcript = {"id": session, "turns": turns}
+    job = call(url, "/ingest", {"user": user, "transcript": transcript}) if url else None
+    if job is None:
+        queue_ingest({"id": uuid.uuid4().hex, "user": user, "transcript": transcript,
+                      "conversation_id": session, "now": None})  # fmt: skip
+        return "the memory service is not running: the session is queued for its next start"
+    return ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """One hook call. Exit 0 whatever happens: memory never blocks the assistant."""
+    argv = sys.argv[1:] if argv is None else argv
+    user = argv[argv.index("--user") + 1] if "--user" in argv[:-1] else None
+    user = user or os.environ.get("PEGASUS_USER") or "default"
+    try:
+        payload = json.loads(sys.stdin.read() or "{}")
+        event = payload.get("hook_event_name") if isinstance(payload, dict) else None
+        url = service_url()
+        if event == "UserPromptSubmit":
+            output = on_prompt(payload, user, url)
+            if output is not None:
+                sys.stdout.write(json.dumps(output))
+            elif url is None:
+                print("pegasus: no memory service running (pegasus serve)", file=sys.stderr)
+        elif event in REMEMBER_ON:
+            said = on_session_end(payload, user, url)
+            if said:
+                print(f"pegasus: {said}", file=sys.stderr)
+    except (PegasusError, OSError, ValueError) as exc:
+        print(f"pegasus: {exc}", file=sys.stderr)
+    return 0
+
+
+# --- the settings file ------------------------------------------------------------
+def hook_command(user: str | None = None) -> str:
+    import shlex
+
+    words = [sys.executable, "-m", MODULE, *(["--user", user] if user else [])]
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def _ours(hook: Any) -> bool:
+    return isinstance(hook, dict) and MODULE in str(hook.get("command", ""))
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except ValueError as exc:
+        raise PegasusError(f"{path} is not valid JSON ({exc}); left as it is") from exc
+    if not isinstance(settings, dict) or not isinstance(settings.get("hooks", {}), dict):
+        raise PegasusError(f"{path} does not hold a settings object with a 'hooks' object")
+    return settings
+
+
+def _write(path: Path, settings: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    os.replace(partial, path)
+
+
+def uninstall(path: Path) -> int:
+    """Removes Pegasus's hooks and nothing else; returns how many were removed."""
+    settings = _read(path)
+    hooks = settings.get("hooks", {})
+    removed = 0
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue  # not ours, whatever it is
+        kept_groups = []
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(inner, list):
+                kept_groups.append(group)
+                continue
+            kept = [hook for hook in inner if not _ours(hook)]
+            removed += len(inner) - len(kept)
+            if kept or not inner:
+                kept_groups.append({**group, "hooks": kept})
+        if kept_groups or not groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    if removed:
+        if not hooks:
+            settings.pop("hooks", None)
+        _write(path, settings)
+    return removed
+
+
+def settings_path(assistant: str, root: Path) -> Path:
+    """The assistant's settings file under ``root`` (a project, or the home folder)."""
+    return root / ASSISTANTS[assistant][0]
+
+
+def install(path: Path, assistant: str = "claude-code", user: str | None = None) -> list[str]:
+    """Adds Pegasus's hooks (replacing an older install of ours); returns the events."""
+    uninstall(path)
+    settings = _read(path)
+    hooks = settings.setdefault("hooks", {})
+    command = hook_command(user)
+    events = ASSISTANTS[assistant][1]
+    for event, timeout in events.items():
+        entry = {"type": "command", "command": command, "timeout": timeout}
+        hooks.setdefault(event, []).append({"hooks": [entry]})
+    _write(path, settings)
+    return list(events)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

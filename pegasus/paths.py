@@ -1,0 +1,28 @@
+"""Where Pegasus keeps its files on this machine. Light on purpose: the command line
+and the hook commands read these paths before anything heavy is imported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "pegasus"
+
+
+def data_dir() -> Path:
+    return Path(platformdirs.user_data_dir(APP_NAME))
+
+
+def config_file() -> Path:
+    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.env"
+
+
+def service_file() -> Path:
+    """Where a running ``pegasus serve`` says where it answers (removed on a clean stop)."""
+    return data_dir() / "service.json"
+
+
+def jobs_dir() -> Path:
+    """Ingest jobs not yet done, a file each: the service's queue, kept across stops."""
+    return data_dir() / "jobs"

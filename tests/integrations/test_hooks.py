@@ -1,0 +1,181 @@
+"""The hooks for Claude Code and Codex: the command fed recorded hook payloads on
+stdin, against a running service and with none; both transcript formats; the
+settings round trip."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pegasus.errors import PegasusError
+from pegasus.integrations.hooks import (
+    MODULE,
+    install,
+    settings_path,
+    transcript_turns,
+    uninstall,
+)
+from pegasus.llm.scripted import sequence
+from pegasus.memory import Pegasus
+from tests.conftest import SEED_GRAPH
+from tests.integrations.conftest import running_service, wait_for
+from tests.write.conftest import FINISH, calls, entity, llm_for, relation
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+SESSION = FIXTURES / "claude_code" / "session.jsonl"
+ROLLOUT = FIXTURES / "codex" / "rollout.jsonl"
+SESSION_ID = "3f9c2a5e-1b7d-4c2e-9a61-0d4f8e2b7c10"
+MOVE = "I'm moving to Porto in March with my partner Leo"
+EXTRACTION = [
+    calls(entity("Leo"), entity("Porto", "PLACE"),
+          relation("Leo", "MOVING_TO", "Porto", MOVE),
+          relation("Leo", "WORKS_AS", "nurse", "Leo works as a nurse")),
+    calls(FINISH),
+]  # fmt: skip
+
+
+def hook(payload: dict, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", MODULE], input=json.dumps(payload), env=env,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("PEGASUS_", "NEO4J_"))}
+    return keep | {"XDG_DATA_HOME": str(tmp_path / "data")} | extra
+
+
+def prompt(text: str) -> dict:
+    return {"session_id": SESSION_ID, "transcript_path": str(SESSION), "cwd": "/tmp",
+            "hook_event_name": "UserPromptSubmit", "prompt": text}  # fmt: skip
+
+
+def ended(event: str = "SessionEnd", transcript: Path = SESSION) -> dict:
+    return {"session_id": SESSION_ID, "transcript_path": str(transcript), "cwd": "/tmp",
+            "hook_event_name": event, "reason": "exit"}  # fmt: skip
+
+
+@pytest.mark.parametrize("transcript", [SESSION, ROLLOUT], ids=["claude-code", "codex"])
+def test_the_transcript_keeps_only_what_was_said(transcript: Path) -> None:
+    turns = transcript_turns(transcript)
+    assert [t["role"] for t in turns] == ["user", "assistant", "user", "assistant"]
+    assert turns[0]["content"].startswith(MOVE)
+    assert turns[1]["content"].startswith("Happy to help with the Porto move.\n\nI ")
+    assert turns[2]["content"].startswith("Thanks! Leo works as a nurse")
+    said = json.dumps(turns)
+    for left_out in ("/clear", "Caveat", "checklist.py')", "File created", "sub-agent",
+                     "The user wants", "compacting", "AGENTS.md", "environment_context",
+                     "sandboxed", "Planning a checklist", "exit_code"):  # fmt: skip
+        assert left_out not in said
+
+
+def test_hooks_against_the_running_service(tmp_path, serve) -> None:
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    with Pegasus(url) as core:
+        core.for_user("default").import_file(SEED_GRAPH)
+        llm = llm_for(serve(sequence(EXTRACTION)))
+        with running_service(core, llm) as at:
+            env = environment(tmp_path, PEGASUS_URL=at)
+            asked = hook(prompt("Should I take the Nova AI offer from Joshua?"), env)
+            assert asked.returncode == 0, asked.stderr
+            context = json.loads(asked.stdout)["hookSpecificOutput"]
+            assert context["hookEventName"] == "UserPromptSubmit"
+            assert "[MEMORY]" in context["additionalContext"]
+            assert "Joshua" in context["additionalContext"]
+
+            done = hook(ended(), env)
+            assert done.returncode == 0 and done.stdout == "", done.stderr
+            memory = core.for_user("default")
+            assert wait_for(lambda: memory.find("Leo")), "the session never landed"
+            record = core.store.get_conversation("default", SESSION_ID)
+            assert record is not None and record.turns_ingested == 4
+
+            # Compaction of the same session, then its end, then the same session told
+            # by Codex's Stop hook: nothing twice.
+            before = memory.stats().edges
+            assert hook(ended("PreCompact"), env).returncode == 0
+            assert hook(ended(), env).returncode == 0
+            assert hook(ended("Stop", ROLLOUT), env).returncode == 0
+            assert wait_for(lambda: not core.store.get_conversation(
+                "default", SESSION_ID).journal, 10)  # fmt: skip
+            assert memory.stats().edges == before
+            # A prompt about nothing remembered adds no context at all.
+            quiet = hook(prompt("How do I reverse a list in Python?"), env)
+            assert quiet.returncode == 0 and quiet.stdout == ""
+
+
+def test_without_a_service_prompts_go_on_and_sessions_wait(tmp_path, serve) -> None:
+    env = environment(tmp_path, PEGASUS_URL="http://127.0.0.1:9")  # nothing listens
+    asked = hook(prompt("Should I take the Nova AI offer?"), env)
+    assert asked.returncode == 0 and asked.stdout == ""
+    done = hook(ended(), env)
+    assert done.returncode == 0 and done.stdout == ""
+    assert "queued for its next start" in done.stderr
+    (queued,) = (tmp_path / "data" / "pegasus" / "jobs").glob("*.json")
+    # The service, once started, takes the queued session in.
+    with Pegasus(f"sqlite:///{tmp_path / 'memory.db'}") as core:
+        llm = llm_for(serve(sequence(EXTRACTION)))
+        with running_service(core, llm, jobs_folder=queued.parent):
+            assert wait_for(lambda: core.for_user("default").find("Leo"))
+            assert wait_for(lambda: not queued.exists(), 10)
+
+
+def test_broken_input_never_blocks_the_prompt(tmp_path) -> None:
+    env = environment(tmp_path)
+    for raw in ("", "not json", "[]", '{"hook_event_name": "UserPromptSubmit"}'):
+        done = subprocess.run([sys.executable, "-m", MODULE], input=raw, env=env,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert done.returncode == 0 and done.stdout == ""
+
+
+FOREIGN = {
+    "model": "opus",
+    "hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo hi"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}],
+    },
+}
+
+
+def test_install_and_uninstall_keep_everyone_elses_hooks(tmp_path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(FOREIGN))
+    assert install(path, "claude-code", "ana") == ["UserPromptSubmit", "SessionEnd", "PreCompact"]
+    install(path, "claude-code", "ana")  # twice is once
+    settings = json.loads(path.read_text())
+    assert settings["model"] == "opus"
+    assert settings["hooks"]["PreToolUse"] == FOREIGN["hooks"]["PreToolUse"]
+    ours = [h for groups in settings["hooks"].values() for g in groups for h in g["hooks"]
+            if MODULE in h["command"]]  # fmt: skip
+    assert len(ours) == 3 and all("--user ana" in h["command"] for h in ours)
+    assert settings["hooks"]["UserPromptSubmit"][0] == FOREIGN["hooks"]["UserPromptSubmit"][0]
+    assert uninstall(path) == 3
+    assert json.loads(path.read_text()) == FOREIGN
+    assert uninstall(path) == 0
+
+
+def test_a_broken_settings_file_is_left_alone(tmp_path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text('{"hooks": {')
+    with pytest.raises(PegasusError, match="not valid JSON"):
+        install(path)
+    assert path.read_text() == '{"hooks": {'
+    fresh = tmp_path / "new" / "settings.json"
+    install(fresh)
+    assert uninstall(fresh) == 3 and json.loads(fresh.read_text()) == {}
+
+
+def test_codex_hooks_go_in_its_hooks_file(tmp_path) -> None:
+    path = settings_path("codex", tmp_path)
+    assert path == tmp_path / ".codex" / "hooks.json"
+    assert install(path, "codex") == ["UserPromptSubmit", "Stop", "PreCompact"]
+    hooks = json.loads(path.read_text())["hooks"]
+    assert all(MODULE in groups[0]["hooks"][0]["command"] for groups in hooks.values())
+    assert uninstall(path) == 3
