@@ -5,4 +5,7 @@ SET k.text = row.text, k.ref = row.ref, k.kind = row.kind
 // Claim keys carry a label of their own: the full-text index of claim words is on it.
 FOREACH (_ IN CASE WHEN row.kind = 'claim' THEN [1] ELSE [] END | SET k:ClaimKey)
 WITH k, row
-CALL db.create.setNodeVectorProperty(k, 'embedding', row.vector)
+// Claims' vectors go in a property (and vector index) of their own, so that a search
+// for names never wades through claims and the other way round.
+CALL db.create.setNodeVectorProperty(
+  k, CASE row.kind WHEN 'claim' THEN 'claim_embedding' ELSE 'embedding' END, row.vector)

@@ -534,13 +534,38 @@ class Neo4jStore(Store):
         results: list[list[tuple[EmbeddingKey, float]]] = [[] for _ in vectors]
         if limit <= 0 or len(vectors) == 0:
             return results
+        # Names and claims have a vector index each: ask the ones the kinds live in.
+        wanted = None if kinds is None else set(kinds)
+        searches: list[tuple[str, set[str] | None]] = []
+        if wanted is None or wanted - {CLAIM_KEY}:
+            searches.append(("key_embedding", None if wanted is None else wanted - {CLAIM_KEY}))
+        if wanted is None or CLAIM_KEY in wanted:
+            searches.append(("claim_embedding", None))  # it holds claim keys only
+        for index, among in searches:
+            found = self._search_index(index, user, vectors, limit, among)
+            for row, more in zip(results, found, strict=True):
+                row += more
+        for row in results:
+            row.sort(key=lambda hit: -hit[1])
+            del row[limit:]
+        return results
+
+    def _search_index(
+        self,
+        index: str,
+        user: str,
+        vectors: Sequence[Sequence[float]],
+        limit: int,
+        kinds: Collection[str] | None,
+    ) -> list[list[tuple[EmbeddingKey, float]]]:
+        results: list[list[tuple[EmbeddingKey, float]]] = [[] for _ in vectors]
         pending = list(range(len(vectors)))
         candidates = limit  # enough when one owner holds most keys; widened below if not
         while pending:
             rows = [{"i": i, "vector": [float(x) for x in vectors[i]]} for i in pending]
             record = self._read(
                 "key_search", user=user, queries=rows, candidates=candidates, limit=limit,
-                kinds=None if kinds is None else list(kinds),
+                kinds=None if kinds is None else list(kinds), index=index,
             )[0]  # fmt: skip
             keys = {
                 k["id"]: EmbeddingKey.model_construct(
