@@ -76,7 +76,8 @@ def throughput(url: str, user: str, texts: list[str], clients: int) -> float:
 
 def resident_mb(pid: int) -> dict[str, float]:
     status = Path(f"/proc/{pid}/status").read_text()
-    field = {line.split(":")[0]: line.split()[1] for line in status.splitlines() if ":" in line}
+    field = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    field = {name: value.split()[0] for name, value in field.items() if value.split()}
     return {"rss_mb": round(int(field["VmRSS"]) / 1024, 1),
             "peak_mb": round(int(field["VmHWM"]) / 1024, 1)}  # fmt: skip
 

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pegasus.stores import Changes, Store, open_store
 
 KINDS = ("sqlite", "neo4j")
+CLEAN_UP_BATCH = 5_000
 
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:
@@ -31,10 +32,13 @@ def bench_store(kind: str, neo4j_url: str) -> Iterator[tuple[Store, str, str]]:
             yield store, user, url
         finally:
             if kind == "neo4j":
+                # In parts: 100k edges in one transaction exceed Neo4j's default
+                # transaction memory.
                 graph = store.export(user)
-                store.apply(user, Changes(
-                    delete_keys=[k.id for k in store.list_keys(user)],
-                    delete_nodes=[n.id for n in graph.nodes],
-                    delete_conversations=[c.id for c in graph.conversations],
-                ))  # fmt: skip
+                keys = [k.id for k in store.list_keys(user)]
+                nodes = [n.id for n in graph.nodes]
+                for start in range(0, max(len(keys), len(nodes)), CLEAN_UP_BATCH):
+                    part = slice(start, start + CLEAN_UP_BATCH)
+                    store.apply(user, Changes(delete_keys=keys[part], delete_nodes=nodes[part]))
+                store.apply(user, Changes(delete_conversations=[c.id for c in graph.conversations]))
             store.close()

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
 import urllib.parse
-import urllib.request
+from http.client import HTTPConnection, HTTPException, HTTPSConnection
 from pathlib import Path
 from typing import Any
 
@@ -55,23 +54,28 @@ def call(
 ) -> Any:
     """POST ``body`` (GET without one) to the service; None when nothing answers there
     (the caller then works in-process). An answer with an error raises the error it
-    names."""
-    request = urllib.request.Request(
-        f"{url}{path}" + (f"?{urllib.parse.urlencode(query)}" if query else ""),
-        data=None if body is None else json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"}
-        | ({"Authorization": f"Bearer {os.environ['PEGASUS_TOKEN']}"}
-           if os.environ.get("PEGASUS_TOKEN") else {}),
-        method="GET" if body is None else "POST",
-    )  # fmt: skip
+    names. ``http.client`` rather than ``urllib.request``: a third of the import time,
+    which a hook pays on every prompt."""
+    target = urllib.parse.urlsplit(url)
+    connection_class = HTTPSConnection if target.scheme == "https" else HTTPConnection
+    headers = {"Content-Type": "application/json"}
+    if os.environ.get("PEGASUS_TOKEN"):
+        headers["Authorization"] = f"Bearer {os.environ['PEGASUS_TOKEN']}"
+    where = target.path.rstrip("/") + path + (f"?{urllib.parse.urlencode(query)}" if query else "")
+    connection = connection_class(target.netloc, timeout=timeout)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:
-            return json.loads(answer.read())
-    except urllib.error.HTTPError as exc:
-        try:
-            message = json.loads(exc.read())["error"]
-        except (ValueError, KeyError, TypeError):
-            message = f"the memory service at {url} answered {exc.code}"
-        raise ERRORS.get(exc.code, errors.PegasusError)(message) from exc
-    except (urllib.error.URLError, OSError):
+        connection.request("GET" if body is None else "POST", where,
+                           None if body is None else json.dumps(body), headers)  # fmt: skip
+        answer = connection.getresponse()
+        payload = answer.read()
+    except (OSError, HTTPException):  # refused, unreachable, timed out, not HTTP
         return None
+    finally:
+        connection.close()
+    if answer.status >= 400:
+        try:
+            message = json.loads(payload)["error"]
+        except (ValueError, KeyError, TypeError):
+            message = f"the memory service at {url} answered {answer.status}"
+        raise ERRORS.get(answer.status, errors.PegasusError)(message)
+    return json.loads(payload)
