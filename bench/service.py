@@ -104,7 +104,7 @@ def measure(kind: str, edges: int, neo4j: str, env: dict[str, str], first_write:
     with bench_store(kind, neo4j) as (store, user, url):
         store.apply(user, Changes.of_graph(data.graph))
         Memory.open(store, user=user, embedder=default_embedder()).sync_keys()
-        process = serve(url, env)
+        process = serve(url, env | {"PEGASUS_USER": user})  # its owner: warmed at start
         service = f"http://127.0.0.1:{PORT}"
         try:
             texts = messages(data.graph, FRESH_RUNS, seed=3)

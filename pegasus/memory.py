@@ -112,9 +112,12 @@ class Pegasus:
         return Memory(self, user)
 
     def warm(self) -> None:
-        """Loads the embedding model and the recall reference now (a few seconds), so
-        that a service's first recall is as fast as the rest."""
-        self.recaller().ordinariness.of(self.embedder.embed_batch(["warm up"]))
+        """Loads the embedding model, the recall reference and the default owner's keys
+        now (seconds, at 100k edges), so that a service's first recall is as fast as
+        the rest. Recall changes nothing in the graph."""
+        recaller = self.recaller()
+        recaller.ordinariness.of(self.embedder.embed_batch(["warm up"]))
+        recaller.recall(self.settings.user, "warm up")
 
     def decay(self, now: datetime | None = None) -> DecayReport:
         """The daily pass over every owner: strengths as of ``now``, dormancy, expiry."""
