@@ -19,9 +19,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The opencode plugin's build tools and opencode itself, for its tests.
+# The opencode plugin's build tools and opencode itself, for its tests. `npm install`
+# keeps to the lock file; `npm ci` would refuse it where a registry lacks opencode's
+# binaries for other platforms (optional dependencies the lock then cannot list).
 $(NODE_STAMP): $(OPENCODE)/package.json $(OPENCODE)/package-lock.json
-	cd $(OPENCODE) && npm ci --no-audit --no-fund
+	cd $(OPENCODE) && npm install --no-audit --no-fund
 	touch $(NODE_STAMP)
 
 install-node: $(NODE_STAMP)

@@ -29,7 +29,7 @@ def opencode() -> tuple[Path, Path]:
     binary, plugin = PACKAGE / "node_modules" / ".bin" / "opencode", PACKAGE / "dist" / "index.js"
     if binary.exists() and plugin.exists():
         return binary, plugin
-    message = "opencode or the built plugin is missing (make test runs npm ci and the build)"
+    message = "opencode or the built plugin is missing (make test runs npm install and the build)"
     if os.environ.get("PEGASUS_REQUIRE_OPENCODE") == "1":
         pytest.fail(message, pytrace=False)
     pytest.skip(message)
