@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pegasus.client import call, queue_ingest, service_url
-from pegasus.errors import PegasusError
+from pegasus.errors import PegasusError, StoreError
 
 MODULE = "pegasus.integrations.hooks"
 RECALL_TIMEOUT = 3.0  # seconds a prompt may wait for memory, at worst
@@ -115,11 +115,14 @@ def on_session_end(payload: dict[str, Any], user: str, url: str | None) -> str:
     if not any(turn["role"] == "user" for turn in turns):
         return "nothing the user said in this session"
     transcript = {"id": session, "turns": turns}
-    job = call(url, "/ingest", {"user": user, "transcript": transcript}) if url else None
+    try:
+        job = call(url, "/ingest", {"user": user, "transcript": transcript}) if url else None
+    except StoreError:  # the service runs, its store does not: keep the session for later
+        job = None
     if job is None:
         queue_ingest({"id": uuid.uuid4().hex, "user": user, "transcript": transcript,
                       "conversation_id": session, "now": None})  # fmt: skip
-        return "the memory service is not running: the session is queued for its next start"
+        return "the memory service could not take the session: it is queued for its next start"
     return ""
 
 
