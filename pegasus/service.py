@@ -102,12 +102,14 @@ def create_app(
         core.store.get_self(core.settings.user)  # a store that cannot answer: 503
         return {"ok": True, "store": type(core.store).__name__, "jobs": len(ingests.jobs)}
 
-    @app.post("/recall", dependencies=guarded)
-    def recall(body: RecallRequest) -> RecallResult:
+    @app.post("/recall", dependencies=guarded, response_model=RecallResult)
+    def recall(body: RecallRequest) -> Response:
         if body.preset not in PRESETS:
             raise ValidationError(f"unknown preset {body.preset!r}: one of {', '.join(PRESETS)}")
         memory = core.for_user(core.settings.user if body.user is None else body.user)
-        return memory.recall(body.message, body.conversation_id, body.now, PRESETS[body.preset])
+        result = memory.recall(body.message, body.conversation_id, body.now, PRESETS[body.preset])
+        # Serialised once, here: returned as a model, it would be validated again first.
+        return Response(result.model_dump_json(), media_type="application/json")
 
     @app.post("/ingest", status_code=202, dependencies=guarded)
     def ingest(body: IngestRequest) -> Job:
