@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import urllib.parse
+import uuid
 from http.client import HTTPConnection, HTTPException, HTTPSConnection
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,18 @@ ERRORS: dict[int, type[errors.PegasusError]] = {
 }  # fmt: skip
 
 
+def ingest_job(
+    user: str, transcript: Any, conversation_id: str | None, now: str | None = None
+) -> dict[str, Any]:
+    """An ingest job as the service's queue keeps it: the transcript as given, ``now``
+    as ISO text or None."""
+    return {"id": uuid.uuid4().hex, "user": user, "transcript": transcript,
+            "conversation_id": conversation_id, "now": now}  # fmt: skip
+
+
 def queue_ingest(job: dict[str, Any], folder: Path | None = None) -> Path:
-    """Writes an ingest job (``id``, ``user``, ``transcript``, ``conversation_id``, ``now``)
-    where the service picks it up on its next start; written whole or not at all."""
+    """Writes an ingest job (:func:`ingest_job`) where the service picks it up on its
+    next start; written whole or not at all."""
     folder = folder or jobs_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{job['id']}.json"

@@ -12,19 +12,18 @@ import json
 import logging
 import queue
 import threading
-import uuid
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from pegasus.client import queue_ingest
+from pegasus.client import ingest_job, queue_ingest
 from pegasus.errors import LLMError, StoreError
 from pegasus.llm import LLM
 from pegasus.memory import Pegasus
 from pegasus.write.pipeline import IngestReport
-from pegasus.write.transcript import parse_transcript
+from pegasus.write.transcript import Transcript, parse_transcript
 
 log = logging.getLogger("pegasus.jobs")
 TRANSIENT = (StoreError, LLMError)  # worth another try on the next start
@@ -48,7 +47,7 @@ class IngestQueue:
     def __init__(self, core: Pegasus, folder: Path | None, llm: LLM | None = None) -> None:
         self.core, self.folder, self.llm = core, folder, llm
         self.jobs: dict[str, Job] = {}
-        self._waiting: queue.Queue[tuple[Job, dict[str, Any]]] = queue.Queue()
+        self._waiting: queue.Queue[tuple[Job, Transcript, str | None]] = queue.Queue()
         self._lock = threading.Lock()
         self._running: Job | None = None
         self.stopping = threading.Event()  # set on shutdown: a job failing now is kept
@@ -68,16 +67,10 @@ class IngestQueue:
         """Checks the transcript (a bad one raises ValidationError, nothing queued), keeps
         the job, and queues it."""
         parsed = parse_transcript(transcript, conversation_id)
-        spec = {
-            "id": uuid.uuid4().hex,
-            "user": user,
-            "transcript": transcript,
-            "conversation_id": parsed.id,
-            "now": now.isoformat() if now else None,
-        }
+        spec = ingest_job(user, transcript, parsed.id, now.isoformat() if now else None)
         if self.folder is not None:
             queue_ingest(spec, self.folder)
-        return self._enqueue(spec, resumed=False)
+        return self._enqueue(spec, parsed, resumed=False)
 
     def resume(self) -> list[Job]:
         """Queues every job left in the folder, oldest first. A file that cannot be read
@@ -88,8 +81,8 @@ class IngestQueue:
         for path in sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime):
             try:
                 spec = json.loads(path.read_text(encoding="utf-8"))
-                parse_transcript(spec["transcript"], spec.get("conversation_id"))
-                resumed.append(self._enqueue(spec, resumed=True))
+                parsed = parse_transcript(spec["transcript"], spec.get("conversation_id"))
+                resumed.append(self._enqueue(spec, parsed, resumed=True))
             except Exception as exc:  # noqa: BLE001 (whatever is wrong, the file is kept)
                 path.rename(path.with_suffix(".unreadable"))
                 log.error("ingest job %s cannot be read and is set aside: %s", path.name, exc)
@@ -99,28 +92,27 @@ class IngestQueue:
         with self._lock:
             return self.jobs.get(job_id)
 
-    def _enqueue(self, spec: dict[str, Any], resumed: bool) -> Job:
+    def _enqueue(self, spec: dict[str, Any], transcript: Transcript, resumed: bool) -> Job:
         job = Job(
             id=spec["id"],
             user=spec["user"],
-            conversation_id=spec.get("conversation_id") or "",
+            conversation_id=transcript.id,
             resumed=resumed,
         )
         with self._lock:
             self.jobs[job.id] = job
-        self._waiting.put((job, spec))
+        self._waiting.put((job, transcript, spec.get("now")))
         return job
 
     def _work(self) -> None:
         while True:
-            job, spec = self._waiting.get()
+            job, transcript, now = self._waiting.get()
             self._running, job.state = job, "running"
             keep = False
             try:
                 memory = self.core.for_user(job.user)
-                transcript = parse_transcript(spec["transcript"], spec.get("conversation_id"))
-                now = datetime.fromisoformat(spec["now"]) if spec.get("now") else None
-                job.report = memory.ingest(transcript, now=now, llm=self.llm)
+                at = datetime.fromisoformat(now) if now else None
+                job.report = memory.ingest(transcript, now=at, llm=self.llm)
                 job.state = "done"
             except Exception as exc:  # noqa: BLE001 (the job says why; the queue goes on)
                 keep = isinstance(exc, TRANSIENT) or self.stopping.is_set()

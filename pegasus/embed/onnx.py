@@ -94,17 +94,21 @@ def _session(name: str, folder: Path, cache: Path) -> Run:
     from tokenizers import Tokenizer
 
     path = cache / f"{folder.name}-{_fingerprint(folder)}.onnx"
+
+    def open_session() -> onnxruntime.InferenceSession:
+        return onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
     if not path.is_file():
         _export(name, path)
     try:
-        session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    except Exception as exc:  # a truncated or foreign file under our name: export again
+        session = open_session()
+    except Exception:  # a truncated or foreign file under our name: export once more
         path.unlink(missing_ok=True)
         _export(name, path)
         try:
-            session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        except Exception as again:
-            raise ConfigError(f"cannot run the exported model {path}: {again}") from exc
+            session = open_session()
+        except Exception as exc:
+            raise ConfigError(f"cannot run the exported model {path}: {exc}") from exc
     inputs = [item.name for item in session.get_inputs()]
 
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))

@@ -14,11 +14,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
-from pegasus.client import call, queue_ingest, service_url
+from pegasus.client import call, ingest_job, queue_ingest, service_url
 from pegasus.errors import PegasusError, StoreError
 
 MODULE = "pegasus.integrations.hooks"
@@ -120,8 +119,7 @@ def on_session_end(payload: dict[str, Any], user: str, url: str | None) -> str:
     except StoreError:  # the service runs, its store does not: keep the session for later
         job = None
     if job is None:
-        queue_ingest({"id": uuid.uuid4().hex, "user": user, "transcript": transcript,
-                      "conversation_id": session, "now": None})  # fmt: skip
+        queue_ingest(ingest_job(user, transcript, session))
         return "the memory service could not take the session: it is queued for its next start"
     return ""
 
