@@ -25,6 +25,8 @@ DEFAULT_NEO4J = "bolt://127.0.0.1:7687"
 
 
 NEO4J_URI = os.environ.get("NEO4J_URI", DEFAULT_NEO4J)
+# Neo4j Browser of the same server (the launcher and the compose service serve it here).
+NEO4J_BROWSER_URL = os.environ.get("NEO4J_BROWSER_URL", "http://localhost:7474")
 REQUIRE_NEO4J = os.environ.get("PEGASUS_REQUIRE_NEO4J") == "1"
 ISOLATED_PREFIXES = ("PEGASUS_", "OPENAI_", "NEO4J_")
 

@@ -3,24 +3,11 @@ errors and shows the right counts and details."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 
-import pytest
-
+from tests.chromium import chromium
 from tests.cli_helpers import run_cli
 from tests.conftest import SEED_GRAPH
-
-
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if path := shutil.which(name):
-            return path
-    message = "no headless Chromium (make test installs Debian's chromium)"
-    if os.environ.get("PEGASUS_REQUIRE_BROWSER") == "1":
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
 
 
 def load(page, fragment: str = "") -> tuple[str, str]:

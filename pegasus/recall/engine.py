@@ -13,12 +13,13 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from pegasus.embed import Embedder
-from pegasus.model import NAME_KEYS, Edge, Node, utcnow
+from pegasus.model import NAME_KEYS, NODE_KEY, Edge, EmbeddingKey, Node, utcnow
 from pegasus.recall import activation as act
 from pegasus.recall import explain
 from pegasus.recall.cues import ClaimCue, claim_cues
 from pegasus.recall.explain import Fired, Shown
 from pegasus.recall.inject import build_block
+from pegasus.recall.keys import node_key_id, node_key_texts
 from pegasus.recall.ordinary import Ordinariness
 from pegasus.recall.presets import DEFAULT, RecallSettings
 from pegasus.recall.rank import edge_scores, past_claims, past_label
@@ -127,7 +128,10 @@ class Recaller:
         nearest = self.store.search_keys_many(
             user, vectors.tolist(), self.settings.candidates, NAME_KEYS
         )
+        exact = self.named_exactly(user, units)
         for unit, vector, r_unit, found in zip(units, vectors, r_units, nearest, strict=True):
+            seen = {key.id for key, _ in found}
+            found = found + [(k, 0.0) for k in exact.get(unit.casefold(), []) if k.id not in seen]
             if not found:
                 continue
             keys = [key for key, _ in found]
@@ -146,6 +150,28 @@ class Recaller:
             accepted = accept(list(zip(keys, scores.tolist(), strict=True)), self.settings)
             hits += [Hit(unit, key, score) for key, score in accepted]
         return hits
+
+    def named_exactly(self, user: str, units: list[str]) -> dict[str, list[EmbeddingKey]]:
+        """Folded unit -> the name keys whose text it is, found through the store's
+        name lookup: an approximate vector index may miss an exact name among many
+        look-alikes, this never does. They are scored like any other candidate."""
+        wanted = {unit.casefold() for unit in units}
+        pairs = [
+            (node.id, text)
+            for node in self.store.find_nodes_named(user, units)
+            for text in node_key_texts(node)
+            if text.casefold() in wanted
+        ]
+        if not pairs:
+            return {}
+        vectors = self.embedder.embed_batch([text for _, text in pairs])
+        exact: dict[str, list[EmbeddingKey]] = {}
+        for (ref, text), vector in zip(pairs, vectors, strict=True):
+            key = EmbeddingKey.model_construct(
+                id=node_key_id(ref, text), text=text, ref=ref, kind=NODE_KEY, vector=vector
+            )
+            exact.setdefault(text.casefold(), []).append(key)
+        return exact
 
     # --- the whole read path -------------------------------------------------------
     def recall(self, user: str, message: str, now: datetime | None = None) -> RecallResult:

@@ -12,6 +12,7 @@ them as ordinary properties.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cache
@@ -20,6 +21,7 @@ from typing import Any
 
 import neo4j
 import numpy as np
+from cachetools import LRUCache
 from neo4j.exceptions import (
     DriverError,
     IncompleteCommit,
@@ -43,6 +45,7 @@ from pegasus.model import (
     name_key,
 )
 from pegasus.stores.base import Changes, DecayReport, Stats, Store, check_hops, checked
+from pegasus.stores.vectors import KeyVectors
 from pegasus.time.decay import DecayRule
 
 PROPERTY_PREFIX = "prop."
@@ -51,6 +54,11 @@ NAMES_PER_QUERY = 200  # terms per full-text query (Lucene caps clauses at 1,024
 # The vector index is shared by every owner: when other owners' keys crowd this
 # owner's out of a search, ask again for this many times as many.
 SEARCH_OVERFETCH = 4
+# Owners with at most this many name keys are searched exactly, in memory, from a
+# copy of their keys kept current by the keys' version: another owner's size then
+# costs them nothing (docs/stores.md). Up to this many such owners are held.
+SMALL_OWNER_NAMES = 2_000
+SMALL_OWNERS_HELD = 64
 
 
 def credentials(settings: Settings) -> tuple[str, str] | None:
@@ -176,6 +184,8 @@ class Neo4jStore(Store):
     ) -> None:
         self.uri = uri
         self.database = database
+        self._small: LRUCache[str, KeyVectors] = LRUCache(maxsize=SMALL_OWNERS_HELD)
+        self._small_lock = threading.Lock()
         try:
             # Notifications (such as "property key does not exist" on a fresh
             # database) are advice for people typing queries, not for this module.
@@ -243,6 +253,8 @@ class Neo4jStore(Store):
             self._write(lambda tx: self._apply(tx, user, changes))
 
     def _apply(self, tx: neo4j.ManagedTransaction, user: str, changes: Changes) -> None:
+        if changes.keys or changes.delete_keys or changes.delete_nodes:
+            tx.run(cypher("owner_keys_changed"), user=user).consume()
         if changes.delete_keys or changes.delete_nodes:
             removed = self._tx_key_vectors(tx, user, changes.delete_keys, changes.delete_nodes)
             self._shift_key_stats(tx, user, removed=removed)
@@ -534,6 +546,9 @@ class Neo4jStore(Store):
         results: list[list[tuple[EmbeddingKey, float]]] = [[] for _ in vectors]
         if limit <= 0 or len(vectors) == 0:
             return results
+        small = self._small_owner(user)
+        if small is not None:
+            return small.nearest(vectors, limit, kinds)
         # Names and claims have a vector index each: ask the ones the kinds live in.
         wanted = None if kinds is None else set(kinds)
         searches: list[tuple[str, set[str] | None]] = []
@@ -549,6 +564,31 @@ class Neo4jStore(Store):
             row.sort(key=lambda hit: -hit[1])
             del row[limit:]
         return results
+
+    def _small_owner(self, user: str) -> KeyVectors | None:
+        """The owner's keys in memory when the owner is small, current as of now."""
+        record = self._read("owner_keys", user=user)[0]
+        if (record["names"] or 0) > SMALL_OWNER_NAMES:
+            with self._small_lock:
+                self._small.pop(user, None)
+            return None
+        with self._small_lock:
+            held = self._small.get(user)
+        if held is not None and held.version == record["version"]:
+            return held
+        # Read after the version: a write landing in between makes the copy newer
+        # than its version says, and the next search reads it again.
+        records = self._read("key_list", user=user, with_vectors=True)
+        keys = [
+            EmbeddingKey.model_construct(
+                id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=[]
+            )
+            for r in records
+        ]
+        held = KeyVectors.of(keys, [r["vector"] for r in records], record["version"])
+        with self._small_lock:
+            self._small[user] = held
+        return held
 
     def _search_index(
         self,

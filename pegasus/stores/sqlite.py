@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +22,6 @@ from pegasus.config import Settings, data_dir
 from pegasus.errors import ConfigError, StoreError, ValidationError
 from pegasus.interchange import Graph
 from pegasus.model import (
-    CLAIM_KEY,
     Cardinality,
     Conversation,
     Edge,
@@ -34,6 +33,7 @@ from pegasus.model import (
     name_key,
 )
 from pegasus.stores.base import Changes, DecayReport, Stats, Store, check_hops, checked
+from pegasus.stores.vectors import KeyVectors
 from pegasus.time.decay import SECONDS_PER_DAY, DecayRule, decayed
 
 CHUNK = 500  # ids per IN (...) list, well under SQLite's variable limit
@@ -213,12 +213,6 @@ def _json(text: str) -> Any:
     return empty() if empty else json.loads(text)
 
 
-def _with_vector(key: EmbeddingKey, vector: np.ndarray) -> EmbeddingKey:
-    return EmbeddingKey.model_construct(
-        id=key.id, text=key.text, ref=key.ref, kind=key.kind, vector=vector
-    )
-
-
 def _node_from(row: sqlite3.Row) -> Node:
     return Node.model_construct(
         id=row["id"], name=row["name"], kind=KINDS[row["kind"]],
@@ -267,27 +261,6 @@ def _statements(script: str) -> list[str]:
     return statements
 
 
-class _Vectors(NamedTuple):
-    keys: list[EmbeddingKey]
-    matrix: np.ndarray  # one unit-length key per column
-    mean: np.ndarray | None  # of the name and relation keys (claims are sentences)
-    fingerprint: tuple  # of the owner's key rows when loaded
-    kinds: np.ndarray  # each column's key kind
-    parts: dict  # frozenset of kinds -> (keys, columns), made on first use
-
-    def only(self, kinds: Collection[str] | None) -> tuple[list[EmbeddingKey], np.ndarray]:
-        """The keys of ``kinds`` (all when None) and their columns."""
-        if kinds is None:
-            return self.keys, self.matrix
-        wanted = frozenset(kinds)
-        if wanted not in self.parts:
-            columns = np.flatnonzero(np.isin(self.kinds, list(wanted)))
-            part = np.ascontiguousarray(self.matrix[:, columns])
-            part.flags.writeable = False
-            self.parts[wanted] = ([self.keys[i] for i in columns], part)
-        return self.parts[wanted]
-
-
 class SQLiteStore(Store):
     """A store in one SQLite file (``":memory:"`` for a throwaway one)."""
 
@@ -310,7 +283,7 @@ class SQLiteStore(Store):
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         # Each owner's keys as a matrix, with what they looked like when loaded.
-        self._vectors: dict[str, _Vectors] = {}
+        self._vectors: dict[str, KeyVectors] = {}
         self._cache_lock = threading.Lock()
         self._migrate()
 
@@ -782,42 +755,30 @@ class SQLiteStore(Store):
             for r in rows
         ]
 
-    def _matrix(self, user: str) -> _Vectors:
-        """The owner's keys as unit vectors, one per column (a query multiplies it
-        faster than a row matrix: the search reads it straight through), and their
-        mean. Reloaded when the keys changed, whichever connection or process changed
-        them: when anything was committed since this thread last looked (SQLite's
-        data_version, one pragma), a fingerprint of the owner's key rows says whether
-        the keys were part of it."""
+    def _matrix(self, user: str) -> KeyVectors:
+        """The owner's keys as unit vectors, and their mean. Reloaded when the keys
+        changed, whichever connection or process changed them: when anything was
+        committed since this thread last looked (SQLite's data_version, one pragma),
+        a fingerprint of the owner's key rows says whether the keys were part of it."""
         with self._cache_lock, self._snapshot():
             version = self._reader().execute("PRAGMA data_version").fetchone()[0]
             looked: dict[str, tuple] = self._local.__dict__.setdefault("looked", {})
             cached = self._vectors.get(user)
-            if cached is not None and looked.get(user) == (version, cached.fingerprint):
+            if cached is not None and looked.get(user) == (version, cached.version):
                 return cached
             fingerprint = tuple(self._rows(
                 "SELECT count(*), total(rowid), max(rowid) FROM keys WHERE user = ?", (user,)
             )[0])  # fmt: skip
             looked[user] = (version, fingerprint)
-            if cached is not None and cached.fingerprint == fingerprint:
+            if cached is not None and cached.version == fingerprint:
                 return cached
             rows = self._rows("SELECT * FROM keys WHERE user = ? ORDER BY id", (user,))
             keys = [
                 EmbeddingKey(id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=[])
                 for r in rows
             ]
-            if rows:
-                matrix = np.vstack([np.frombuffer(r["vector"], np.float32) for r in rows])
-                norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-                matrix = matrix / np.where(norms == 0, 1, norms)
-            else:
-                matrix = np.zeros((0, 0), np.float32)
-            kinds = np.asarray([key.kind for key in keys])
-            named = matrix[kinds != CLAIM_KEY] if rows else matrix
-            mean = named.mean(axis=0) if len(named) else None
-            matrix = np.ascontiguousarray(matrix.T)
-            matrix.flags.writeable = False
-            cached = self._vectors[user] = _Vectors(keys, matrix, mean, fingerprint, kinds, {})
+            vectors = [np.frombuffer(r["vector"], np.float32) for r in rows]
+            cached = self._vectors[user] = KeyVectors.of(keys, vectors, fingerprint)
             return cached
 
     def search_keys_many(
@@ -827,29 +788,7 @@ class SQLiteStore(Store):
         limit: int = 10,
         kinds: Collection[str] | None = None,
     ) -> list[list[tuple[EmbeddingKey, float]]]:
-        keys, matrix = self._matrix(user).only(kinds)
-        if not keys or limit <= 0 or len(vectors) == 0:
-            return [[] for _ in vectors]
-        queries = np.atleast_2d(np.asarray(vectors, np.float32))
-        if queries.shape[1] != matrix.shape[0]:
-            raise ValidationError(
-                f"query vector has {queries.shape[1]} dimensions, the keys have {matrix.shape[0]}"
-            )
-        norms = np.linalg.norm(queries, axis=1, keepdims=True)
-        scores = (queries / np.where(norms == 0, 1, norms)) @ matrix
-        results = []
-        for row in scores:
-            # Only the top few are wanted: partition first, then sort those.
-            top = (
-                np.argpartition(-row, limit - 1)[:limit]
-                if limit < len(row)
-                else np.arange(len(row))
-            )
-            top = top[np.argsort(-row[top], kind="stable")]
-            # The vector is the cached (read-only) column itself: copying it into a
-            # list for every candidate of every query unit took longer than the search.
-            results.append([(_with_vector(keys[i], matrix[:, i]), float(row[i])) for i in top])
-        return results
+        return self._matrix(user).nearest(vectors, limit, kinds)
 
     def search_words(
         self, user: str, words: Sequence[str], limit: int = 20

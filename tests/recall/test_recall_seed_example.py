@@ -162,3 +162,14 @@ def test_ninety_days_only_used_memories_stay_strong(
             assert after.strength < before.strength0 * 0.7, edge_id
     # Time-bound claims nobody used are dormant by now, and stay out of recall.
     assert end["PERSON::trevor::CONSIDERING::THING::nova_ai_cfo_offer"].dormant
+
+
+def test_an_exact_name_is_found_whatever_the_vector_search_returns(
+    memory: Memory, store: Store, user: str
+) -> None:
+    """An approximate index can miss a name among look-alikes: a name said exactly is
+    found through the name lookup. Here every key of Joshua's points elsewhere."""
+    elsewhere = memory.embedder.embed("a good pasta recipe").tolist()
+    keys = [k for k in store.list_keys(user) if k.ref == "PERSON::joshua"]
+    store.apply(user, Changes(keys=[k.model_copy(update={"vector": elsewhere}) for k in keys]))
+    assert "PERSON::joshua" in fired(memory, "How is Joshua doing these days?")
