@@ -57,7 +57,9 @@ def test_browser_shows_the_sample_styled(_neo4j_session_store) -> None:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"{NEO4J_BROWSER_URL}/browser/?dbms={neo4j_uri()}&preselectAuthMethod=NO_AUTH")
+            page.goto(
+                f"{NEO4J_BROWSER_URL}/browser/?dbms={neo4j_uri()}&preselectAuthMethod=NO_AUTH"
+            )
             # The guide opens by itself once Browser is connected.
             page.locator("pre.runnable", has_text=":param user").wait_for(timeout=90_000)
             run(page, f":param user => '{user}'; :param name => 'Joshua'")
