@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 OPENCODE := integrations/opencode
 NODE_STAMP := $(OPENCODE)/node_modules/.installed
 
-.PHONY: install install-node demo test lint neo4j-up neo4j-down bench bench-full bench-locomo clean
+.PHONY: install install-node demo test lint neo4j-up neo4j-down bench bench-full bench-owners bench-locomo clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,9 +53,13 @@ bench: install
 	$(PY) -m bench.recall_probes
 
 bench-full: install
-	NEO4J_HEAP=$${NEO4J_HEAP:-10g} PYTHON=$(PY) ./scripts/with-neo4j.sh \
+	NEO4J_HEAP=$${NEO4J_HEAP:-10g} NEO4J_PAGECACHE=$${NEO4J_PAGECACHE:-4g} PYTHON=$(PY) ./scripts/with-neo4j.sh \
 	  $(PY) -m bench.suite --sizes 1000 10000 100000 1000000 --out bench/results/suite-full.json
 	$(PY) -m bench.report bench/results/suite-full.json
+
+# A small owner's recall beside a 400k-key owner on one Neo4j (docs/benchmarks.md).
+bench-owners: install
+	PYTHON=$(PY) ./scripts/with-neo4j.sh $(PY) -m bench.owners
 
 # LoCoMo evidence recall (docs/benchmarks.md): the data is read where it lies,
 # never copied here; LOCOMO names the file.

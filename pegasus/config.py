@@ -30,6 +30,13 @@ class Settings(BaseSettings):
     neo4j_uri: str | None = Field(default=None, validation_alias="NEO4J_URI")
     neo4j_user: str | None = Field(default=None, validation_alias="NEO4J_USER")
     neo4j_password: str | None = Field(default=None, validation_alias="NEO4J_PASSWORD")
+    # The database on the server (its default when unset: "neo4j").
+    neo4j_database: str | None = Field(default=None, validation_alias="NEO4J_DATABASE")
+    # How long a Neo4j operation keeps retrying what may pass (a leader switch, a
+    # deadlock, a dropped connection, a restart) before it fails.
+    neo4j_retry_seconds: float = Field(
+        default=30.0, ge=0, validation_alias="PEGASUS_NEO4J_RETRY_SECONDS"
+    )
     llm_base_url: str | None = Field(default=None, validation_alias="PEGASUS_LLM_BASE_URL")
     llm_model: str | None = Field(default=None, validation_alias="PEGASUS_LLM_MODEL")
     llm_api_key: str | None = Field(

@@ -37,6 +37,13 @@ def test_onnx_vectors_equal_sentence_transformers(tmp_path, torch_vectors) -> No
     assert float(OnnxEmbedder(cache=tmp_path).embed(TEXTS[0]) @ vectors[0]) > 0.9999
 
 
+def test_many_texts_run_in_batches_and_keep_their_order(tmp_path, torch_vectors) -> None:
+    many = TEXTS * 30  # several of the runner's batches, the last one short
+    vectors = OnnxEmbedder(cache=tmp_path).embed_batch(many)
+    assert vectors.shape[0] == len(many)
+    assert (vectors * np.tile(torch_vectors, (30, 1))).sum(axis=1).min() > 0.9999
+
+
 def test_the_export_is_written_once_and_a_broken_one_is_replaced(tmp_path) -> None:
     OnnxEmbedder(cache=tmp_path).embed("first")
     (export,) = tmp_path.glob("*.onnx")

@@ -26,6 +26,7 @@ from pegasus.errors import ConfigError
 
 Run = Callable[[Sequence[str]], np.ndarray]
 OPSET = 17
+BATCH = 64  # texts per run of the model (sentence-transformers uses 32)
 MEAN_POOLING = "sentence_transformers.models.Pooling"
 NORMALIZE = "sentence_transformers.models.Normalize"
 
@@ -119,6 +120,12 @@ def _session(name: str, folder: Path, cache: Path) -> Run:
     )
 
     def run(texts: Sequence[str]) -> np.ndarray:
+        # In batches, as sentence-transformers does: one batch of every text would
+        # hold activations for all of them at once (gigabytes for a large import).
+        parts = [run_batch(texts[i : i + BATCH]) for i in range(0, len(texts), BATCH)]
+        return np.concatenate(parts)
+
+    def run_batch(texts: Sequence[str]) -> np.ndarray:
         encodings = tokenizer.encode_batch([str(text).strip() for text in texts])
         columns = {
             "input_ids": [e.ids for e in encodings],

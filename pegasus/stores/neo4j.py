@@ -30,6 +30,7 @@ from neo4j.exceptions import (
     SessionExpired,
 )
 from neo4j.time import DateTime
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
 from pegasus.config import Settings
 from pegasus.errors import StoreError, ValidationError
@@ -168,6 +169,16 @@ def _lucene_term(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _one_line(text: str) -> str:
+    # The driver's messages run over several lines; an error here is one.
+    return " ".join(text.split())
+
+
+def _retryable(exc: BaseException) -> bool:
+    """What the driver itself would retry: transient errors and lost connections."""
+    return isinstance(exc, Neo4jError | DriverError) and exc.is_retryable()
+
+
 def _batches(rows: Sequence[Any], size: int = WRITE_BATCH) -> Iterable[Sequence[Any]]:
     for start in range(0, len(rows), size):
         yield rows[start : start + size]
@@ -181,28 +192,40 @@ class Neo4jStore(Store):
         uri: str,
         auth: tuple[str, str] | None = None,
         database: str | None = None,
+        retry_seconds: float = 30.0,
     ) -> None:
         self.uri = uri
         self.database = database
+        self.retry_seconds = retry_seconds
         self._small: LRUCache[str, KeyVectors] = LRUCache(maxsize=SMALL_OWNERS_HELD)
         self._small_lock = threading.Lock()
         try:
             # Notifications (such as "property key does not exist" on a fresh
             # database) are advice for people typing queries, not for this module.
             self._driver = neo4j.GraphDatabase.driver(
-                uri, auth=auth, notifications_min_severity="OFF"
+                uri,
+                auth=auth,
+                notifications_min_severity="OFF",
+                max_transaction_retry_time=retry_seconds,
             )
             self._driver.verify_connectivity()
         except (ServiceUnavailable, OSError, ValueError, Neo4jError) as exc:
             raise StoreError(
-                f"cannot reach Neo4j at {uri}: {exc}. Start one with 'make neo4j-up' "
-                "or point NEO4J_URI at a running server."
+                _one_line(
+                    f"cannot reach Neo4j at {uri}: {exc}. Start one with 'make neo4j-up' "
+                    "or point NEO4J_URI at a running server."
+                )
             ) from exc
         self._run_schema()
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> Neo4jStore:
-        return cls(url, auth=credentials(settings))
+        return cls(
+            url,
+            auth=credentials(settings),
+            database=settings.neo4j_database,
+            retry_seconds=settings.neo4j_retry_seconds,
+        )
 
     # --- plumbing -------------------------------------------------------------
     def _run_schema(self) -> None:
@@ -210,18 +233,42 @@ class Neo4jStore(Store):
             self._query(statement)
 
     def _session(self) -> neo4j.Session:
-        return self._driver.session(database=self.database)
+        # Sessions share the driver's bookmarks: on a cluster, a read sent to another
+        # member waits until it holds this process's last write.
+        return self._driver.session(
+            database=self.database,
+            bookmark_manager=self._driver.execute_query_bookmark_manager,
+        )
 
     def _query(self, statement: str, /, **params: Any) -> list[neo4j.Record]:
-        try:
+        """Run a statement in a transaction of its own (schema changes, and statements
+        that commit in batches themselves), again while what went wrong may pass: the
+        statements run this way are safe to run twice."""
+
+        def run() -> list[neo4j.Record]:
             with self._session() as session:
                 return list(session.run(statement, params))
+
+        retrying = Retrying(
+            retry=retry_if_exception(_retryable),
+            stop=stop_after_delay(self.retry_seconds),
+            wait=wait_exponential(multiplier=0.5, max=4),
+            reraise=True,
+        )
+        try:
+            return retrying(run)
         except (Neo4jError, DriverError) as exc:
             raise self._error(exc) from exc
 
     def _read(self, statement: str, /, **params: Any) -> list[neo4j.Record]:
-        """Run the named statement of ``cypher/``."""
-        return self._query(cypher(statement), **params)
+        """Run the named read statement of ``cypher/`` in a managed transaction: the
+        driver retries what may pass and, on a cluster, may send it to any member."""
+        query = cypher(statement)
+        try:
+            with self._session() as session:
+                return session.execute_read(lambda tx: list(tx.run(query, params)))
+        except (Neo4jError, DriverError) as exc:
+            raise self._error(exc) from exc
 
     def _write(self, work: Any) -> None:
         """Run ``work(tx)`` in one transaction: all of it lands, or none."""
@@ -241,7 +288,7 @@ class Neo4jStore(Store):
             text = exc.message or str(exc)
         else:
             text = str(exc)
-        return StoreError(f"Neo4j at {self.uri}: {text}")
+        return StoreError(_one_line(f"Neo4j at {self.uri}: {text}"))
 
     def close(self) -> None:
         self._driver.close()
@@ -654,7 +701,10 @@ class Neo4jStore(Store):
         owners = [user] if user is not None else [r["user"] for r in self._read("owners")]
         report = DecayReport()
         for owner in owners:
-            self._read("decay", user=owner, now=now, batch_size=batch_size, **rule.params())
+            # Its own batched transactions; running it again after a failure is safe.
+            self._query(
+                cypher("decay"), user=owner, now=now, batch_size=batch_size, **rule.params()
+            )
             counts = self._read("decay_counts", user=owner)[0]
             report.edges += counts["edges"]
             report.dormant += counts["dormant"] or 0

@@ -54,10 +54,16 @@ class Journal:
         self.entries: list[dict[str, Any]] = [json.loads(line) for line in record.journal]
 
     def append(self, entry: dict[str, Any]) -> None:
-        line = _line(entry)
-        self.store.apply(self.user, Changes(journal={self.record.id: [line]}))
-        self.record = self.record.model_copy(update={"journal": [*self.record.journal, line]})
-        self.entries.append(entry)
+        self.extend([entry])
+
+    def extend(self, entries: Sequence[dict[str, Any]]) -> None:
+        """Store several entries in one write."""
+        if not entries:
+            return
+        lines = [_line(entry) for entry in entries]
+        self.store.apply(self.user, Changes(journal={self.record.id: lines}))
+        self.record = self.record.model_copy(update={"journal": [*self.record.journal, *lines]})
+        self.entries += entries
 
     def restart(self, entry: dict[str, Any]) -> None:
         """Discard what is journaled and start again with ``entry``."""
@@ -124,16 +130,19 @@ class Extractor:
         self.progress, self.use_tools = progress, use_tools
 
     # --- tool handling -------------------------------------------------------------
-    def _entity_names(self) -> set[str]:
+    def _entity_names(self, pending: Sequence[dict[str, Any]] = ()) -> set[str]:
         names: set[str] = set()
-        for entry in self.journal.of("result"):
+        for entry in [*self.journal.of("result"), *pending]:
             if entry["name"] == "add_entity" and entry["args"]:
                 args = entry["args"]
                 names |= {n.casefold() for n in [args["name"], *args.get("aliases", [])]}
         return names
 
-    def handle(self, call: ToolCall) -> tuple[str, dict[str, Any] | None]:
-        """The tool result text, and the validated arguments to keep (None if refused)."""
+    def handle(
+        self, call: ToolCall, pending: Sequence[dict[str, Any]] = ()
+    ) -> tuple[str, dict[str, Any] | None]:
+        """The tool result text, and the validated arguments to keep (None if refused);
+        ``pending`` holds this reply's results not stored yet."""
         model = ARGUMENTS.get(call.name)
         if model is None:
             return f"error: unknown tool {call.name!r}; use {', '.join(ARGUMENTS)}.", None
@@ -157,7 +166,7 @@ class Extractor:
             if relation is None:
                 return "not stored: " + " ".join(notes) + " Fix and call again.", None
             text = f"stored {relation.source} -{relation.relation}-> {relation.target}."
-            names = self._entity_names()
+            names = self._entity_names(pending)
             for end in (relation.source, relation.target):
                 if not (is_placeholder(end) or end.casefold() in names or self.known(end)):
                     text += f" {end!r} is not a known entity yet: describe it with add_entity."
@@ -165,17 +174,22 @@ class Extractor:
         return "finished.", args.model_dump()
 
     def _handle_pending(self, reply: Reply) -> None:
+        # A reply's results are stored together, in one write: handling a call only
+        # reads, so a run cut off before that write handles the same calls again.
         done = {entry["id"] for entry in self.journal.of("result")}
+        stored = len(done)
+        results: list[dict[str, Any]] = []
         for call in reply.tool_calls:
             if call.id in done:
                 continue
-            if len(self.journal.of("result")) >= MAX_CALLS:
+            if stored + len(results) >= MAX_CALLS:
                 text, args = f"not stored: the limit of {MAX_CALLS} calls is reached.", None
             else:
-                text, args = self.handle(call)
-            self.journal.append(
+                text, args = self.handle(call, results)
+            results.append(
                 {"t": "result", "id": call.id, "name": call.name, "text": text, "args": args}
             )
+        self.journal.extend(results)
 
     # --- the loop ---------------------------------------------------------------------
     def messages(self, opening: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,0 +1,116 @@
+"""A small owner's recall on Neo4j, alone and beside a large owner.
+
+    python -m bench.owners [--small-edges 300] [--large-keys 400000]
+
+The small owner is bench/generator.py's memory at --small-edges edges with its keys
+embedded; its recall p50/p95 over bench/recall_latency.py's messages is timed both
+ways the store can search it: in memory (owners up to SMALL_OWNER_NAMES name keys,
+what Pegasus does) and through the vector indexes every owner shares (what it did
+before). Then a large owner's --large-keys keys are written to the same database
+and both are timed again. The large owner's keys are real embeddings of another
+generated memory's names and claims, each repeated with a little noise so that
+they crowd the small owner's neighbourhoods as a real memory of that size would.
+Last, with the large owner gone, the small one is timed in memory once more: the
+machine's drift over the run. Results go to bench/results/owners.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Iterator
+
+import numpy as np
+
+from bench.generator import generate
+from bench.import_edges import RESULTS
+from bench.recall_latency import latency
+from bench.stores import bench_store
+from pegasus.embed import default_embedder
+from pegasus.memory import Memory
+from pegasus.model import EmbeddingKey
+from pegasus.recall.keys import expected_keys
+from pegasus.stores import Changes
+from pegasus.stores import neo4j as neo4j_store
+
+BASE_TEXTS = 20_000  # distinct texts embedded for the large owner
+NOISE = 0.02  # per dimension: a copy keeps a cosine of about 0.93 with its text
+WRITE_BATCH = 5_000
+
+
+def timed_both_ways(memory: Memory, queries: int, index_queries: int) -> dict[str, dict]:
+    graph = memory.export()
+    out = {"in memory": latency(memory, graph, queries)}
+    small = neo4j_store.SMALL_OWNER_NAMES
+    neo4j_store.SMALL_OWNER_NAMES = -1  # every owner counts as large: the shared indexes
+    try:
+        out["shared index"] = latency(memory, graph, index_queries)
+    finally:
+        neo4j_store.SMALL_OWNER_NAMES = small
+    return out
+
+
+def large_keys(count: int, embedder, seed: int = 3) -> Iterator[list[EmbeddingKey]]:
+    """The large owner's keys, a batch at a time (all at once would not fit in memory)."""
+    other = generate(100_000, seed=seed).graph
+    relations = {edge.relation for edge in other.edges}
+    texts = list(expected_keys(other.nodes, relations, other.edges).values())
+    rng = np.random.default_rng(seed)
+    picked = [texts[i] for i in rng.choice(len(texts), min(BASE_TEXTS, len(texts)), replace=False)]
+    base = embedder.embed_batch([text for text, _, _ in picked])
+    for start in range(0, count, WRITE_BATCH):
+        rows = np.arange(start, min(count, start + WRITE_BATCH))
+        vectors = base[rows % len(picked)] + rng.normal(0, NOISE, (len(rows), base.shape[1]))
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        yield [
+            EmbeddingKey.model_construct(
+                id=f"large|{i}", text=picked[i % len(picked)][0], ref=picked[i % len(picked)][1],
+                kind=picked[i % len(picked)][2], vector=vector.tolist(),
+            )
+            for i, vector in zip(rows.tolist(), vectors, strict=True)
+        ]  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small-edges", type=int, default=300)
+    parser.add_argument("--large-keys", type=int, default=400_000)
+    parser.add_argument("--queries", type=int, default=200)
+    # Through the shared index beside a large owner a recall takes about a second.
+    parser.add_argument("--index-queries", type=int, default=40)
+    parser.add_argument("--neo4j", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
+    args = parser.parse_args()
+    embedder = default_embedder(runtime="onnx")
+    row: dict[str, object] = {"small_edges": args.small_edges, "large_keys": args.large_keys}
+    with bench_store("neo4j", args.neo4j) as (store, small, _):
+        store.apply(small, Changes.of_graph(generate(args.small_edges).graph))
+        memory = Memory.open(store, user=small, embedder=embedder)
+        memory.sync_keys()
+        row["small_keys"] = store.stats(small).keys
+        timed_both_ways(memory, args.queries, args.queries)  # warms both ways' caches
+        row["alone"] = timed_both_ways(memory, args.queries, args.queries)
+        print(json.dumps(row), flush=True)
+        with bench_store("neo4j", args.neo4j) as (_, large, _):
+            started = time.perf_counter()
+            for batch in large_keys(args.large_keys, embedder):
+                store.apply(large, Changes(keys=batch))
+            store._query("CALL db.awaitIndexes(3600)")
+            row["large_write_s"] = round(time.perf_counter() - started, 1)
+            latency(memory, memory.export(), args.queries)  # the server settles after the writes
+            row["beside_large"] = timed_both_ways(memory, args.queries, args.index_queries)
+            print(json.dumps(row), flush=True)
+        # Once more alone, the large owner gone: the machine's drift between runs.
+        row["alone_again"] = {"in memory": latency(memory, memory.export(), args.queries)}
+    before = (row["alone"]["in memory"]["p50_ms"] + row["alone_again"]["in memory"]["p50_ms"]) / 2
+    row["in memory growth p50"] = round(row["beside_large"]["in memory"]["p50_ms"] / before, 2)
+    row["shared index growth p50"] = round(
+        row["beside_large"]["shared index"]["p50_ms"] / row["alone"]["shared index"]["p50_ms"], 2
+    )
+    print(json.dumps(row), flush=True)
+    (RESULTS / "owners.json").write_text(json.dumps(row, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
