@@ -14,7 +14,8 @@ generated memory's names and claims, each repeated with a little noise so that
 they crowd the small owner's neighbourhoods as a real memory of that size would.
 Last, with the large owner deleted and the server settled, the small owner is
 timed in memory once more: the drift over the run. Growth compares the median p50
-of the rounds beside the large owner with that of the rounds alone. Results go to bench/results/owners.json.
+of the rounds beside the large owner with that of the rounds alone. Results go to
+bench/results/owners.json.
 """
 
 from __future__ import annotations
