@@ -1,9 +1,9 @@
 """Extraction that writes as it goes.
 
-The model gets tools; every reply and every tool result is appended to the
-conversation's journal in the store before the next step, so a model cut off
-midway, a timeout or a killed process loses nothing: the next run rebuilds the
-exact chat from the journal and carries on. Journal entries (JSON):
+The model gets tools; every reply, then the results of its tool calls (in one
+write), are appended to the conversation's journal in the store before the next
+step, so a model cut off midway, a timeout or a killed process loses nothing: the
+next run rebuilds the exact chat from the journal and carries on. Journal entries (JSON):
 
     {"t": "segment", "start", "end", "hash"}   the turns this extraction covers
     {"t": "reply", "content", "tool_calls"}      a model reply, stored on arrival
