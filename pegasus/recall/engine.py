@@ -128,7 +128,7 @@ class Recaller:
         nearest = self.store.search_keys_many(
             user, vectors.tolist(), self.settings.candidates, NAME_KEYS
         )
-        exact = self.named_exactly(user, units)
+        exact = self.named_exactly(user, units, vectors)
         for unit, vector, r_unit, found in zip(units, vectors, r_units, nearest, strict=True):
             seen = {key.id for key, _ in found}
             found = found + [(k, 0.0) for k in exact.get(unit.casefold(), []) if k.id not in seen]
@@ -151,10 +151,13 @@ class Recaller:
             hits += [Hit(unit, key, score) for key, score in accepted]
         return hits
 
-    def named_exactly(self, user: str, units: list[str]) -> dict[str, list[EmbeddingKey]]:
+    def named_exactly(
+        self, user: str, units: list[str], vectors: np.ndarray
+    ) -> dict[str, list[EmbeddingKey]]:
         """Folded unit -> the name keys whose text it is, found through the store's
         name lookup: an approximate vector index may miss an exact name among many
-        look-alikes, this never does. They are scored like any other candidate."""
+        look-alikes, this never does. They are scored like any other candidate; a
+        key's vector is its unit's when the texts are the same."""
         wanted = {unit.casefold() for unit in units}
         pairs = [
             (node.id, text)
@@ -164,11 +167,14 @@ class Recaller:
         ]
         if not pairs:
             return {}
-        vectors = self.embedder.embed_batch([text for _, text in pairs])
+        embedded = dict(zip(units, vectors, strict=True))
+        other = sorted({text for _, text in pairs} - embedded.keys())
+        if other:
+            embedded |= dict(zip(other, self.embedder.embed_batch(other), strict=True))
         exact: dict[str, list[EmbeddingKey]] = {}
-        for (ref, text), vector in zip(pairs, vectors, strict=True):
+        for ref, text in pairs:
             key = EmbeddingKey.model_construct(
-                id=node_key_id(ref, text), text=text, ref=ref, kind=NODE_KEY, vector=vector
+                id=node_key_id(ref, text), text=text, ref=ref, kind=NODE_KEY, vector=embedded[text]
             )
             exact.setdefault(text.casefold(), []).append(key)
         return exact
