@@ -464,11 +464,14 @@ class Neo4jStore(Store):
         return [found[key] for key in sorted(found)]
 
     def edges_meeting(self, user: str, claims: Iterable[tuple[str, str, str]]) -> list[Edge]:
-        rows = [
-            {"source": s, "relation": check_relation(r), "target": t}
-            for s, r, t in dict.fromkeys(claims)
-        ]
-        records = self._read("edges_meeting", user=user, claims=rows)
+        # One row per source: a hub's relationships are read once, not once a claim.
+        by_source: dict[str, dict[str, list[str]]] = {}
+        for source, relation, target in dict.fromkeys(claims):
+            row = by_source.setdefault(source, {"relations": [], "claims": []})
+            row["relations"].append(check_relation(relation))
+            row["claims"].append(f"{relation}|{target}")
+        rows = [{"source": source, **row} for source, row in by_source.items()]
+        records = self._read("edges_meeting", user=user, sources=rows)
         return list({e.id: e for e in map(_edge_from, records)}.values())
 
     def edges_with_relation(self, user: str, relations: Iterable[str]) -> list[Edge]:
