@@ -55,6 +55,10 @@ NAMES_PER_QUERY = 200  # terms per full-text query (Lucene caps clauses at 1,024
 # The vector index is shared by every owner: when other owners' keys crowd this
 # owner's out of a search, ask again for this many times as many.
 SEARCH_OVERFETCH = 4
+# Neo4j's HNSW search keeps as many candidates as it is asked for: asked for the 20
+# neighbours recall needs, it misses near keys a wider search finds
+# (bench/index_beam.py, docs/stores.md). The nearest of a wider search are kept.
+INDEX_BEAM = 100
 # Owners with at most this many name keys are searched exactly, in memory, from a
 # copy of their keys kept current by the keys' version: another owner's size then
 # costs them nothing (docs/stores.md). Up to this many such owners are held.
@@ -650,7 +654,7 @@ class Neo4jStore(Store):
     ) -> list[list[tuple[EmbeddingKey, float]]]:
         results: list[list[tuple[EmbeddingKey, float]]] = [[] for _ in vectors]
         pending = list(range(len(vectors)))
-        candidates = limit  # enough when one owner holds most keys; widened below if not
+        candidates = max(limit, INDEX_BEAM)  # widened below when other owners crowd it
         while pending:
             rows = [{"i": i, "vector": [float(x) for x in vectors[i]]} for i in pending]
             record = self._read(
