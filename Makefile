@@ -53,7 +53,7 @@ bench: install
 	$(PY) -m bench.recall_probes
 
 bench-full: install
-	NEO4J_HEAP=$${NEO4J_HEAP:-10g} NEO4J_PAGECACHE=$${NEO4J_PAGECACHE:-4g} PYTHON=$(PY) ./scripts/with-neo4j.sh \
+	NEO4J_HEAP=$${NEO4J_HEAP:-6g} NEO4J_PAGECACHE=$${NEO4J_PAGECACHE:-4g} PYTHON=$(PY) ./scripts/with-neo4j.sh \
 	  $(PY) -m bench.suite --sizes 1000 10000 100000 1000000 --out bench/results/suite-full.json
 	$(PY) -m bench.report bench/results/suite-full.json
 

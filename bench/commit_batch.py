@@ -54,14 +54,17 @@ def batch(graph, seed: int = 3) -> tuple[list[Step], str]:
     while len(relations) < 50:
         a, b = rng.sample(mentioned, 2)
         relations.append((a, rng.choice(["KNOWS", "WORKS_WITH", "MET_AT"]), b, "one_to_many"))
+    # Each claim quotes the sentence of the user's that says it, as an extractor
+    # following the prompt does.
+    said = [f"{s} {r.lower().replace('_', ' ')} {t}." for s, r, t, _ in relations]
     calls = entities + [
         ("add_relation", {"source": s, "relation": r, "target": t, "cardinality": c,
-                          "snippet": f"{s} and {t}: something I said", "stability": "mutable"})
-        for s, r, t, c in relations
+                          "snippet": snippet, "stability": "mutable"})
+        for (s, r, t, c), snippet in zip(relations, said, strict=True)
     ]  # fmt: skip
     replies = [Step(tool_calls=calls[i : i + 20]) for i in range(0, len(calls), 20)]
     replies.append(Step(tool_calls=[("finish", {"summary": "bench", "importance": 0.5})]))
-    text = "Today I caught up with " + ", ".join(mentioned) + "."
+    text = "Today I caught up with " + ", ".join(mentioned) + ". " + " ".join(said)
     return replies, text
 
 
