@@ -40,7 +40,7 @@ def searched(store: Store, user: str, vectors: list, limit: int, kinds) -> list[
 
 
 def found_share(exact: list[list[str]], approximate: list[list[str]]) -> float:
-    shares = [len(set(a) & set(e)) / len(e) for e, a in zip(exact, approximate) if e]
+    shares = [len(set(a) & set(e)) / len(e) for e, a in zip(exact, approximate, strict=True) if e]
     return round(statistics.mean(shares), 4)
 
 
@@ -72,7 +72,8 @@ def measure(edges: int, neo4j: str) -> dict:
                     found = searched(store, user, queries, limit, kinds)
                     ms = (time.perf_counter() - start) * 1000 / len(queries)
                 out[f"{name}/beam {beam}"] = {
-                    "found": found_share(exact[name], found), "ms_per_search": round(ms, 2)
+                    "found": found_share(exact[name], found),
+                    "ms_per_search": round(ms, 2),
                 }
     return out
 
