@@ -472,8 +472,9 @@ class Neo4jStore(Store):
         by_source: dict[str, dict[str, list[str]]] = {}
         for source, relation, target in dict.fromkeys(claims):
             row = by_source.setdefault(source, {"relations": [], "claims": []})
-            row["relations"].append(check_relation(relation))
-            row["claims"].append(f"{relation}|{target}")
+            label = check_relation(relation)
+            row["relations"].append(label)
+            row["claims"].append(f"{label}|{target}")
         rows = [{"source": source, **row} for source, row in by_source.items()]
         records = self._read("edges_meeting", user=user, sources=rows)
         return list({e.id: e for e in map(_edge_from, records)}.values())
