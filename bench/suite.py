@@ -49,7 +49,7 @@ NOW = datetime(2026, 9, 1, tzinfo=UTC)
 REINFORCE_BATCH = 100  # edges one long conversation's recalls used
 COLD_RUNS = 2
 WARM_UP_EDGES = 1000
-IMPORT_SLICE = 100_000  # nodes or edges a transaction: 1M in one needs a 10 GiB Neo4j heap
+IMPORT_SLICE = 100_000  # nodes or edges a transaction: 300k in one overflow a 2 GiB Neo4j heap
 NEO4J_PID = Path(".neo4j/pid")
 NEO4J_DATA = Path(".neo4j/home/data")  # the launcher's database files
 
