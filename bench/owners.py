@@ -26,6 +26,7 @@ import os
 import statistics
 import time
 from collections.abc import Iterator
+from unittest import mock
 
 import numpy as np
 
@@ -57,12 +58,8 @@ def in_memory(memory: Memory, queries: int, rounds: int, pause: float) -> list[d
 
 def through_index(memory: Memory, queries: int) -> dict:
     """Recall latency with every owner counted as large: the shared indexes."""
-    small = neo4j_store.SMALL_OWNER_NAMES
-    neo4j_store.SMALL_OWNER_NAMES = -1
-    try:
+    with mock.patch.object(neo4j_store, "SMALL_OWNER_NAMES", -1):
         return latency(memory, memory.export(), queries)
-    finally:
-        neo4j_store.SMALL_OWNER_NAMES = small
 
 
 def median_p50(rounds: list[dict]) -> float:
