@@ -4,18 +4,17 @@
 
 The small owner is bench/generator.py's memory at --small-edges edges with its keys
 embedded; its recall p50/p95 over bench/recall_latency.py's messages is timed both
-ways the store can search it: in memory (owners up to SMALL_OWNER_NAMES name keys,
-what Pegasus does; --rounds rounds --pause seconds apart, this machine's noise
-being large) and through the vector indexes every owner shares (what it did
-before). Then a large owner's --large-keys keys are written to the same database,
-the server is left --settle seconds to finish its index merges, and both are
-timed again. The large owner's keys are real embeddings of another
-generated memory's names and claims, each repeated with a little noise so that
-they crowd the small owner's neighbourhoods as a real memory of that size would.
-Last, with the large owner deleted and the server settled, the small owner is
-timed in memory once more: the drift over the run. Growth compares the median p50
-of the rounds beside the large owner with that of the rounds alone. Results go to
-bench/results/owners.json.
+ways the store can search it: in memory (what Pegasus does; --rounds rounds
+--pause seconds apart, this machine's noise being large) and through the vector
+indexes every owner shares (what it did before). Then a large owner's --large-keys
+keys are written to the same database, the server is left --settle seconds to
+finish its index merges, and both are timed again. The large owner's keys are real
+embeddings of another generated memory's names and claims, each repeated with a
+little noise so that they crowd the small owner's neighbourhoods as a real memory
+of that size would. Last, with the large owner deleted and the server settled, the
+small owner is timed in memory once more: the drift over the run. Growth compares
+the median p50 of the rounds beside the large owner with that of the rounds alone.
+Results go to bench/results/owners.json.
 """
 
 from __future__ import annotations
@@ -39,7 +38,6 @@ from pegasus.memory import Memory
 from pegasus.model import EmbeddingKey
 from pegasus.recall.keys import expected_keys
 from pegasus.stores import Changes
-from pegasus.stores import neo4j as neo4j_store
 
 BASE_TEXTS = 20_000  # distinct texts embedded for the large owner
 NOISE = 0.02  # per dimension: a copy keeps a cosine of about 0.93 with its text
@@ -57,8 +55,8 @@ def in_memory(memory: Memory, queries: int, rounds: int, pause: float) -> list[d
 
 
 def through_index(memory: Memory, queries: int) -> dict:
-    """Recall latency with every owner counted as large: the shared indexes."""
-    with mock.patch.object(neo4j_store, "SMALL_OWNER_NAMES", -1):
+    """Recall latency with no copy held: the shared indexes."""
+    with mock.patch.object(memory.store, "_holding", False):
         return latency(memory, memory.export(), queries)
 
 

@@ -3,7 +3,8 @@
     python -m bench.service --sizes 1000 10000 100000 [--stores sqlite neo4j]
 
 For each (store, size): bench/generator.py's memory is imported and its keys
-embedded, ``pegasus serve`` is started on it, and then measured from outside:
+embedded (Neo4j is then left --settle seconds to finish its index merges),
+``pegasus serve`` is started on it, and then measured from outside:
 the wall time of the Claude Code hook command and of ``pegasus recall``, each a
 fresh process asking the running service (p50/p95); recalls per second with 1, 4
 and 16 concurrent clients over HTTP; the service's resident memory. Once per run:
@@ -98,12 +99,15 @@ def serve(url: str, env: dict[str, str]) -> subprocess.Popen:
     raise RuntimeError("the service did not start")
 
 
-def measure(kind: str, edges: int, neo4j: str, env: dict[str, str], first_write: bool) -> dict:
+def measure(kind: str, edges: int, args: argparse.Namespace, env: dict[str, str],
+            first_write: bool) -> dict:  # fmt: skip
     data = generate(edges)
     out: dict[str, object] = {"store": kind, "edges": edges}
-    with bench_store(kind, neo4j) as (store, user, url):
+    with bench_store(kind, args.neo4j) as (store, user, url):
         store.apply(user, Changes.of_graph(data.graph))
         Memory.open(store, user=user, embedder=default_embedder()).sync_keys()
+        if kind == "neo4j":  # the server merges index segments for a while after a write
+            time.sleep(args.settle)
         process = serve(url, env | {"PEGASUS_USER": user})  # its owner: warmed at start
         service = f"http://127.0.0.1:{PORT}"
         try:
@@ -148,6 +152,8 @@ def help_seconds(env: dict[str, str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--settle", type=float, default=120,
+                        help="seconds Neo4j is left after the keys are written")  # fmt: skip
     add_store_options(parser)
     args = parser.parse_args()
     model = ScriptedServer(by_round(recorded_rounds(RECORDING))).start()
@@ -160,7 +166,7 @@ def main() -> None:
         for edges in args.sizes:
             for kind in args.stores:
                 first = edges == args.sizes[0] and kind == args.stores[0]
-                rows.append(measure(kind, edges, args.neo4j, env, first))
+                rows.append(measure(kind, edges, args, env, first))
                 print(json.dumps(rows[-1]), flush=True)
                 (RESULTS / "service.json").write_text(json.dumps(result, indent=2) + "\n")
     model.stop()

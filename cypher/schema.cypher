@@ -11,6 +11,10 @@ CREATE INDEX entity_by_user IF NOT EXISTS
 FOR (n:Entity) ON (n.user);
 CREATE INDEX key_by_ref IF NOT EXISTS
 FOR (k:Key) ON (k.user, k.ref);
+// Keys by the version of the owner's keys that wrote them: a copy held in memory
+// catches up on those alone.
+CREATE INDEX key_by_version IF NOT EXISTS
+FOR (k:Key) ON (k.user, k.version);
 CREATE VECTOR INDEX key_embedding IF NOT EXISTS
 FOR (k:Key) ON k.embedding
 OPTIONS {indexConfig: {`vector.similarity_function`: 'cosine'}};

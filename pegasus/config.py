@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     neo4j_retry_seconds: float = Field(
         default=30.0, ge=0, validation_alias="PEGASUS_NEO4J_RETRY_SECONDS"
     )
+    # Memory for copies of owners' keys searched exactly (docs/stores.md); an owner
+    # larger than this alone is searched through Neo4j's vector index.
+    neo4j_held_mb: float = Field(default=1024, ge=0, validation_alias="PEGASUS_NEO4J_HELD_MB")
     llm_base_url: str | None = Field(default=None, validation_alias="PEGASUS_LLM_BASE_URL")
     llm_model: str | None = Field(default=None, validation_alias="PEGASUS_LLM_MODEL")
     llm_api_key: str | None = Field(

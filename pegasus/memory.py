@@ -116,6 +116,7 @@ class Pegasus:
         now (seconds, at 100k edges), so that a service's first recall is as fast as
         the rest. Recall changes nothing in the graph."""
         recaller = self.recaller()
+        self.store.warm(self.settings.user)
         recaller.ordinariness.of(self.embedder.embed_batch(["warm up"]))
         recaller.recall(self.settings.user, "warm up")
 

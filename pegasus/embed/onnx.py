@@ -97,7 +97,12 @@ def _session(name: str, folder: Path, cache: Path) -> Run:
     path = cache / f"{folder.name}-{_fingerprint(folder)}.onnx"
 
     def open_session() -> onnxruntime.InferenceSession:
-        return onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        options = onnxruntime.SessionOptions()
+        # Its worker threads otherwise spin for a while after each run, waiting for
+        # more: in recall the rest of the work (key search, store reads) then shares
+        # the cores with them and ran a third slower (docs/recall.md, "Speed").
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
     if not path.is_file():
         _export(name, path)

@@ -142,6 +142,13 @@ class Store(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    def warm(self, user: str) -> None:
+        """Read now what the owner's searches keep in memory (seconds for a large
+        owner), so that its next search is as fast as the rest. Long-lived processes
+        call it (the service, for its owner at start); a store may then prepare other
+        owners ahead of their searches too."""
+        return None  # a store that keeps nothing in memory has nothing to read
+
     def __enter__(self) -> Store:
         return self
 

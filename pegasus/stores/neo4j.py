@@ -11,9 +11,10 @@ them as ordinary properties.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cache
 from importlib import resources
@@ -49,6 +50,8 @@ from pegasus.stores.base import Changes, DecayReport, Stats, Store, check_hops, 
 from pegasus.stores.vectors import KeyVectors
 from pegasus.time.decay import DecayRule
 
+log = logging.getLogger(__name__)
+
 PROPERTY_PREFIX = "prop."
 WRITE_BATCH = 5_000  # rows per UNWIND
 NAMES_PER_QUERY = 200  # terms per full-text query (Lucene caps clauses at 1,024)
@@ -59,11 +62,15 @@ SEARCH_OVERFETCH = 4
 # neighbours recall needs, it misses near keys a wider search finds
 # (bench/index_beam.py, docs/stores.md). The nearest of a wider search are kept.
 INDEX_BEAM = 100
-# Owners with at most this many name keys are searched exactly, in memory, from a
-# copy of their keys kept current by the keys' version: another owner's size then
-# costs them nothing (docs/stores.md). Up to this many such owners are held.
+# Owners are searched exactly, in memory, from a copy of their keys that catches up
+# on every write by the keys' version: the shared index misses near keys among many
+# alike and makes one owner pay for the others' size (docs/stores.md). An owner with
+# at most this many name keys is read at its first search; a larger one by ``warm``,
+# or in the background (the index answering meanwhile) once ``warm`` has said that
+# this process lives long enough to use it.
 SMALL_OWNER_NAMES = 2_000
-SMALL_OWNERS_HELD = 64
+HELD_MB = 1_024  # copies held at once; an owner larger than this alone uses the index
+KEY_OVERHEAD = 500  # bytes a held key takes besides its vector (ids, text, object)
 
 
 def credentials(settings: Settings) -> tuple[str, str] | None:
@@ -183,6 +190,21 @@ def _retryable(exc: BaseException) -> bool:
     return isinstance(exc, Neo4jError | DriverError) and exc.is_retryable()
 
 
+def _key_and_vector(r: neo4j.Record) -> tuple[EmbeddingKey, np.ndarray]:
+    """A key read with its vector, the vector apart (float32, as the copy holds it)."""
+    key = EmbeddingKey.model_construct(id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"],
+                                       vector=[])  # fmt: skip
+    return key, np.asarray(r["vector"], np.float32)
+
+
+def _keys_of(pairs: list[tuple[EmbeddingKey, np.ndarray]]) -> tuple[list[EmbeddingKey], list]:
+    return [key for key, _ in pairs], [vector for _, vector in pairs]
+
+
+def _held_bytes(copy: KeyVectors) -> int:
+    return copy.matrix.nbytes + KEY_OVERHEAD * len(copy.keys)
+
+
 def _batches(rows: Sequence[Any], size: int = WRITE_BATCH) -> Iterable[Sequence[Any]]:
     for start in range(0, len(rows), size):
         yield rows[start : start + size]
@@ -197,12 +219,19 @@ class Neo4jStore(Store):
         auth: tuple[str, str] | None = None,
         database: str | None = None,
         retry_seconds: float = 30.0,
+        held_mb: float = HELD_MB,
     ) -> None:
         self.uri = uri
         self.database = database
         self.retry_seconds = retry_seconds
-        self._small: LRUCache[str, KeyVectors] = LRUCache(maxsize=SMALL_OWNERS_HELD)
-        self._small_lock = threading.Lock()
+        self._held: LRUCache[str, KeyVectors] = LRUCache(
+            maxsize=max(1, int(held_mb * 2**20)), getsizeof=_held_bytes
+        )
+        self._holding = held_mb > 0
+        self._held_lock = threading.Lock()
+        self._background = False  # read large owners in the background (after warm)
+        self._loading: set[str] = set()  # owners being read in the background
+        self._unheld: set[str] = set()  # owners too large to hold
         try:
             # Notifications (such as "property key does not exist" on a fresh
             # database) are advice for people typing queries, not for this module.
@@ -229,6 +258,7 @@ class Neo4jStore(Store):
             auth=credentials(settings),
             database=settings.neo4j_database,
             retry_seconds=settings.neo4j_retry_seconds,
+            held_mb=settings.neo4j_held_mb,
         )
 
     # --- plumbing -------------------------------------------------------------
@@ -264,13 +294,18 @@ class Neo4jStore(Store):
         except (Neo4jError, DriverError) as exc:
             raise self._error(exc) from exc
 
-    def _read(self, statement: str, /, **params: Any) -> list[neo4j.Record]:
+    def _read(
+        self, statement: str, /, each: Callable[[neo4j.Record], Any] | None = None, **params: Any
+    ) -> list[Any]:
         """Run the named read statement of ``cypher/`` in a managed transaction: the
-        driver retries what may pass and, on a cluster, may send it to any member."""
+        driver retries what may pass and, on a cluster, may send it to any member.
+        ``each`` turns every record into what is kept as it arrives (many records
+        then never wait in memory all at once)."""
         query = cypher(statement)
+        keep = each or (lambda record: record)
         try:
             with self._session() as session:
-                return session.execute_read(lambda tx: list(tx.run(query, params)))
+                return session.execute_read(lambda tx: [keep(r) for r in tx.run(query, params)])
         except (Neo4jError, DriverError) as exc:
             raise self._error(exc) from exc
 
@@ -304,9 +339,11 @@ class Neo4jStore(Store):
             self._write(lambda tx: self._apply(tx, user, changes))
 
     def _apply(self, tx: neo4j.ManagedTransaction, user: str, changes: Changes) -> None:
-        if changes.keys or changes.delete_keys or changes.delete_nodes:
-            tx.run(cypher("owner_keys_changed"), user=user).consume()
-        if changes.delete_keys or changes.delete_nodes:
+        removing = bool(changes.delete_keys or changes.delete_nodes)
+        if changes.keys or removing:
+            record = tx.run(cypher("owner_keys_changed"), user=user, removing=removing).single()
+            version = record["version"]
+        if removing:
             removed = self._tx_key_vectors(tx, user, changes.delete_keys, changes.delete_nodes)
             self._shift_key_stats(tx, user, removed=removed)
             tx.run(cypher("key_delete"), user=user, ids=list(changes.delete_keys)).consume()
@@ -323,7 +360,7 @@ class Neo4jStore(Store):
             self._tx_edges(tx, user, changes.edges)
         self._tx_conversations(tx, user, changes.conversations)
         if changes.keys:
-            self._tx_keys(tx, user, changes.keys)
+            self._tx_keys(tx, user, changes.keys, version)
         if changes.self_id is not None:
             tx.run(cypher("self_set"), user=user, node_id=changes.self_id).consume()
         self._merge_conversations(tx, user, changes)
@@ -409,12 +446,12 @@ class Neo4jStore(Store):
             tx.run(cypher("conversation_upsert"), user=user, rows=batch).consume()
 
     def _tx_keys(
-        self, tx: neo4j.ManagedTransaction, user: str, keys: Sequence[EmbeddingKey]
+        self, tx: neo4j.ManagedTransaction, user: str, keys: Sequence[EmbeddingKey], version: int
     ) -> None:
         removed = self._tx_key_vectors(tx, user, ids=[k.id for k in keys])
         rows = [k.model_dump() for k in keys]
         for batch in _batches(rows):
-            tx.run(cypher("key_upsert"), user=user, rows=batch).consume()
+            tx.run(cypher("key_upsert"), user=user, rows=batch, version=version).consume()
         named = [k.vector for k in keys if k.kind != CLAIM_KEY]
         self._shift_key_stats(tx, user, removed=removed, added=named)
 
@@ -601,9 +638,9 @@ class Neo4jStore(Store):
         results: list[list[tuple[EmbeddingKey, float]]] = [[] for _ in vectors]
         if limit <= 0 or len(vectors) == 0:
             return results
-        small = self._small_owner(user)
-        if small is not None:
-            return small.nearest(vectors, limit, kinds)
+        held = self._held_copy(user)
+        if held is not None:
+            return held.nearest(vectors, limit, kinds)
         # Names and claims have a vector index each: ask the ones the kinds live in.
         wanted = None if kinds is None else set(kinds)
         searches: list[tuple[str, set[str] | None]] = []
@@ -620,30 +657,69 @@ class Neo4jStore(Store):
             del row[limit:]
         return results
 
-    def _small_owner(self, user: str) -> KeyVectors | None:
-        """The owner's keys in memory when the owner is small, current as of now."""
-        record = self._read("owner_keys", user=user)[0]
-        if (record["names"] or 0) > SMALL_OWNER_NAMES:
-            with self._small_lock:
-                self._small.pop(user, None)
+    def warm(self, user: str) -> None:
+        self._held_copy(user, wait=True)
+        # A process that warms (the service) serves many searches: other large owners
+        # are worth reading too. A one-shot command would only pay for the reading.
+        self._background = True
+
+    def _held_copy(self, user: str, wait: bool = False) -> KeyVectors | None:
+        """The owner's keys in memory, current as of now, or None while a large
+        owner is being read (``wait``: read it now) or when it does not fit."""
+        if not self._holding:
             return None
-        with self._small_lock:
-            held = self._small.get(user)
-        if held is not None and held.version == record["version"]:
-            return held
+        record = self._read("owner_keys", user=user)[0]
+        with self._held_lock:
+            held = self._held.get(user)
+        if held is not None and held.version >= record["removed"]:
+            if held.version == record["version"]:
+                return held
+            # Only written since: read what the copy lacks (a write landing in between
+            # is read again next time, and replaces itself).
+            rows = self._read("key_list_since", _key_and_vector, user=user, version=held.version)
+            return self._hold(user, held.updated(*_keys_of(rows), record["version"]))
+        if held is not None:  # keys were removed since it was read
+            with self._held_lock:
+                self._held.pop(user, None)
+        if wait or (record["names"] or 0) <= SMALL_OWNER_NAMES:
+            return self._read_copy(user)
+        with self._held_lock:
+            if not self._background or user in self._loading or user in self._unheld:
+                return None
+            self._loading.add(user)
+        threading.Thread(target=self._read_later, args=(user,), daemon=True).start()
+        return None
+
+    def _read_copy(self, user: str) -> KeyVectors | None:
+        """A fresh copy of the owner's keys, held when it fits (else None)."""
+        (record,) = self._read("owner_keys", user=user)
+        (size,) = self._read("key_count", user=user)
+        if size["keys"] * (KEY_OVERHEAD + 4 * size["dims"]) > self._held.maxsize:
+            with self._held_lock:
+                self._unheld.add(user)
+            return None
         # Read after the version: a write landing in between makes the copy newer
         # than its version says, and the next search reads it again.
-        records = self._read("key_list", user=user, with_vectors=True)
-        keys = [
-            EmbeddingKey.model_construct(
-                id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=[]
-            )
-            for r in records
-        ]
-        held = KeyVectors.of(keys, [r["vector"] for r in records], record["version"])
-        with self._small_lock:
-            self._small[user] = held
-        return held
+        rows = self._read("key_list", _key_and_vector, user=user, with_vectors=True)
+        return self._hold(user, KeyVectors.of(*_keys_of(rows), record["version"]))
+
+    def _read_later(self, user: str) -> None:
+        try:
+            self._read_copy(user)
+        except (StoreError, DriverError, Neo4jError) as exc:  # the next search tries again
+            log.info("could not read %s's keys into memory: %s", user, exc)
+        finally:
+            with self._held_lock:
+                self._loading.discard(user)
+
+    def _hold(self, user: str, copy: KeyVectors) -> KeyVectors | None:
+        with self._held_lock:
+            try:
+                self._held[user] = copy
+            except ValueError:  # larger than all the room there is
+                self._held.pop(user, None)
+                return None
+        return copy
 
     def _search_index(
         self,

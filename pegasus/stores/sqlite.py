@@ -778,6 +778,9 @@ class SQLiteStore(Store):
             for r in rows
         ]
 
+    def warm(self, user: str) -> None:
+        self._matrix(user)
+
     def _matrix(self, user: str) -> KeyVectors:
         """The owner's keys as unit vectors, and their mean, reloaded when the owner's
         key version moved (whichever connection or process wrote the keys)."""

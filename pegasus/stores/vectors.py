@@ -26,19 +26,44 @@ class KeyVectors(NamedTuple):
     @classmethod
     def of(cls, keys: list[EmbeddingKey], vectors: Sequence[Any], version: Any) -> KeyVectors:
         """``keys`` with their vectors given apart (one row each)."""
-        if keys:
-            matrix = np.vstack([np.asarray(v, np.float32) for v in vectors])
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            matrix = matrix / np.where(norms == 0, 1, norms)
-        else:
-            matrix = np.zeros((0, 0), np.float32)
-        kinds = np.asarray([key.kind for key in keys])
-        named = matrix[kinds != CLAIM_KEY] if keys else matrix
-        mean = named.mean(axis=0) if len(named) else None
+        if not keys:
+            return cls._of_columns(keys, np.zeros((0, 0), np.float32), version)
+        rows = np.vstack([np.asarray(v, np.float32) for v in vectors])
         # A query multiplies columns faster than rows: the search reads them straight through.
-        matrix = np.ascontiguousarray(matrix.T)
-        matrix.flags.writeable = False
-        return cls(keys, matrix, mean, version, kinds, {})
+        return cls._of_columns(keys, np.ascontiguousarray(_unit(rows).T), version)
+
+    @classmethod
+    def _of_columns(cls, keys: list[EmbeddingKey], columns: np.ndarray, version: Any) -> KeyVectors:
+        kinds = np.asarray([key.kind for key in keys])
+        named = kinds != CLAIM_KEY
+        # A product with the mask, not a selection: that would copy the named columns.
+        mean = columns @ named.astype(np.float32) / int(named.sum()) if named.any() else None
+        columns.flags.writeable = False
+        return cls(keys, columns, mean, version, kinds, {})
+
+    def updated(self, keys: list[EmbeddingKey], vectors: Sequence[Any], version: Any) -> KeyVectors:
+        """This copy with ``keys`` written over it: a key already held is replaced,
+        a new one added (deletions need a fresh copy). Costs a copy of the matrix,
+        not a reading of every key again."""
+        if not keys:
+            return self._replace(version=version)
+        if not self.keys:
+            return KeyVectors.of(keys, vectors, version)
+        held, position = list(self.keys), {key.id: i for i, key in enumerate(self.keys)}
+        columns = _unit(np.vstack([np.asarray(v, np.float32) for v in vectors])).T
+        replaced, replacing, added = [], [], []
+        for i, key in enumerate(keys):
+            if key.id in position:
+                held[position[key.id]] = key
+                replaced.append(position[key.id])
+                replacing.append(i)
+            else:
+                position[key.id] = len(held)
+                held.append(key)
+                added.append(i)
+        matrix = np.hstack([self.matrix, columns[:, added]]) if added else self.matrix.copy()
+        matrix[:, replaced] = columns[:, replacing]
+        return self._of_columns(held, matrix, version)
 
     def only(self, kinds: Collection[str] | None) -> tuple[list[EmbeddingKey], np.ndarray]:
         """The keys of ``kinds`` (all when None) and their columns."""
@@ -85,3 +110,8 @@ def _with_vector(key: EmbeddingKey, vector: np.ndarray) -> EmbeddingKey:
     return EmbeddingKey.model_construct(
         id=key.id, text=key.text, ref=key.ref, kind=key.kind, vector=vector
     )
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms == 0, 1, norms)

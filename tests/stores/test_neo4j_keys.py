@@ -1,10 +1,14 @@
 """Neo4j keeps claims' vectors in an index of their own: a search for names is never
 crowded out by the many more claims, and keys written before the split are moved.
-Small owners are searched in memory, from a copy that follows every write."""
+Owners are searched in memory, from a copy that follows every write; a large one is
+read in the background (the index answers meanwhile), one too large for the room
+given is searched through the index."""
 
 from __future__ import annotations
 
+import time
 import uuid
+from collections.abc import Iterator
 
 import pytest
 
@@ -20,14 +24,17 @@ def unit(*xs: float) -> list[float]:
 
 
 @pytest.fixture(params=["in memory", "vector index"])
-def search_route(request, monkeypatch) -> str:
-    if request.param == "vector index":  # every owner counts as large
-        monkeypatch.setattr(neo4j_store, "SMALL_OWNER_NAMES", -1)
-    return request.param
+def search_store(request, _neo4j_session_store) -> Iterator[Neo4jStore]:
+    if request.param == "in memory":
+        yield _neo4j_session_store
+        return
+    store = Neo4jStore(neo4j_uri(), held_mb=0)  # holds no copy: every search asks the index
+    yield store
+    store.close()
 
 
-def test_names_and_claims_are_searched_apart(_neo4j_session_store, search_route) -> None:
-    store, user = _neo4j_session_store, f"keys-{uuid.uuid4().hex[:8]}"
+def test_names_and_claims_are_searched_apart(search_store) -> None:
+    store, user = search_store, f"keys-{uuid.uuid4().hex[:8]}"
     name = EmbeddingKey(id="n", text="Ana", ref="PERSON::ana", kind="node", vector=unit(1, 0.2, 0))
     claims = [
         EmbeddingKey(id=f"claim|e{i}", text=f"Ana likes {i}", ref=f"e{i}", kind="claim",
@@ -53,7 +60,7 @@ def test_names_and_claims_are_searched_apart(_neo4j_session_store, search_route)
             "SET k.embedding = k.claim_embedding REMOVE k.claim_embedding",
             user=user,
         )
-        reopened = Neo4jStore(neo4j_uri())
+        reopened = Neo4jStore(neo4j_uri(), held_mb=0)  # the moved key, through the index
         try:
             (found,) = reopened.search_keys_many(user, query, 1, ("claim",))
             assert [k.id for k, _ in found] == ["claim|e0"]
@@ -93,3 +100,88 @@ def test_a_small_owners_copy_follows_writes_from_elsewhere(_neo4j_session_store)
         writer.close()
         wipe(store, user)
         wipe(store, other)
+
+
+def test_a_large_owners_copy_catches_up_on_writes(_neo4j_session_store, monkeypatch) -> None:
+    """A large owner is read by ``warm``; later writes are read on their own (the copy
+    is updated, not read again), a removal reads it again, and an owner too large
+    for the room is answered by the index."""
+    monkeypatch.setattr(neo4j_store, "SMALL_OWNER_NAMES", 0)
+    user = f"keys-{uuid.uuid4().hex[:8]}"
+    far = [EmbeddingKey(id=f"f{i}", text=f"far {i}", ref=f"PERSON::f{i}", kind="node",
+                        vector=unit(0.5 - 0.01 * i, 1, 0)) for i in range(30)]  # fmt: skip
+    store, writer = Neo4jStore(neo4j_uri()), Neo4jStore(neo4j_uri())
+    tiny = Neo4jStore(neo4j_uri(), held_mb=0.001)  # 1 KB: room for no owner
+    query = [unit(1, 0, 0)]
+    try:
+        writer.apply(user, Changes(keys=far))
+        store.warm(user)
+        (found,) = store.search_keys_many(user, query, 1)
+        assert [k.id for k, _ in found] == ["f0"]
+        read = spy_reads(store, monkeypatch)
+        near = EmbeddingKey(id="near", text="Ana", ref="PERSON::ana", kind="node",
+                            vector=unit(1, 0.1, 0))  # fmt: skip
+        writer.apply(user, Changes(keys=[near]))
+        (found,) = store.search_keys_many(user, query, 2)
+        assert [k.id for k, _ in found] == ["near", "f0"]
+        assert "key_list_since" in read and "key_list" not in read
+        moved = near.model_copy(update={"vector": unit(0, 1, 0)})  # the same key, changed
+        writer.apply(user, Changes(keys=[moved]))
+        (found,) = store.search_keys_many(user, query, 1)
+        assert [k.id for k, _ in found] == ["f0"]
+        writer.apply(user, Changes(delete_keys=["f0"]))
+        store.warm(user)
+        (found,) = store.search_keys_many(user, query, 1)
+        assert [k.id for k, _ in found] == ["f1"]
+        assert "key_list" in read
+        tiny.warm(user)
+        (found,) = tiny.search_keys_many(user, query, 1)
+        assert [k.id for k, _ in found] == ["f1"]  # the index's answer
+        assert not tiny._held
+    finally:
+        for each in (store, writer, tiny):
+            each.close()
+        wipe(_neo4j_session_store, user)
+
+
+def test_large_owners_are_read_in_the_background_once_warm(
+    _neo4j_session_store, monkeypatch
+) -> None:
+    """A one-shot process never reads a large owner it searches; a warmed one reads
+    it behind the search, which the index answers meanwhile."""
+    monkeypatch.setattr(neo4j_store, "SMALL_OWNER_NAMES", 0)
+    users = [f"keys-{uuid.uuid4().hex[:8]}" for _ in range(2)]
+    key = EmbeddingKey(id="a", text="Ana", ref="PERSON::ana", kind="node", vector=unit(1, 0, 0))
+    one_shot, service = Neo4jStore(neo4j_uri()), Neo4jStore(neo4j_uri())
+    try:
+        for user in users:
+            _neo4j_session_store.apply(user, Changes(keys=[key]))
+        for store in (one_shot, service):
+            (found,) = store.search_keys_many(users[1], [unit(1, 0, 0)], 1)
+            assert [k.id for k, _ in found] == ["a"]
+        service.warm(users[0])
+        (found,) = service.search_keys_many(users[1], [unit(1, 0, 0)], 1)
+        assert [k.id for k, _ in found] == ["a"]
+        deadline = time.monotonic() + 30
+        while users[1] not in service._held and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert set(service._held) == set(users)
+        assert not one_shot._held
+    finally:
+        for store in (one_shot, service):
+            store.close()
+        for user in users:
+            wipe(_neo4j_session_store, user)
+
+
+def spy_reads(store: Neo4jStore, monkeypatch) -> list[str]:
+    """The names of the statements ``store`` reads from now on."""
+    read: list[str] = []
+    real = store._read
+
+    def recorded(statement: str, /, *each, **params):
+        read.append(statement)
+        return real(statement, *each, **params)
+
+    monkeypatch.setattr(store, "_read", recorded)
+    return read

@@ -1,0 +1,46 @@
+"""A copy of an owner's keys updated in place searches as a copy read afresh would."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pegasus.model import CLAIM_KEY, EmbeddingKey
+from pegasus.stores.vectors import KeyVectors
+
+
+def keys(ids: list[str], kind: str = "node") -> list[EmbeddingKey]:
+    return [EmbeddingKey.model_construct(id=i, text=i, ref=i, kind=kind, vector=[]) for i in ids]
+
+
+def test_an_updated_copy_equals_a_fresh_one() -> None:
+    rng = np.random.default_rng(7)
+    first = keys([f"n{i}" for i in range(40)]) + keys([f"c{i}" for i in range(60)], CLAIM_KEY)
+    vectors = list(rng.standard_normal((100, 16)).astype(np.float32))
+    copy = KeyVectors.of(first, vectors, 1)
+    # Two held keys change (one becomes a claim), two are new, one new key comes twice.
+    changed = keys(["n3"], CLAIM_KEY) + keys(["c5", "x1", "x2", "x1"])
+    new_vectors = list(rng.standard_normal((5, 16)).astype(np.float32))
+    updated = copy.updated(changed, new_vectors, 2)
+
+    latest = {key.id: (key, vector) for key, vector in zip(first, vectors, strict=True)}
+    latest |= {key.id: (key, vector) for key, vector in zip(changed, new_vectors, strict=True)}
+    fresh = KeyVectors.of([k for k, _ in latest.values()], [v for _, v in latest.values()], 2)
+
+    assert updated.version == 2 and len(updated.keys) == len(fresh.keys) == 102
+    np.testing.assert_allclose(updated.mean, fresh.mean, rtol=1e-5)
+    queries = rng.standard_normal((6, 16)).astype(np.float32)
+    for kinds in (None, (CLAIM_KEY,), ("node",)):
+        got = updated.nearest(queries, 10, kinds)
+        want = fresh.nearest(queries, 10, kinds)
+        for row, expected in zip(got, want, strict=True):
+            assert [k.id for k, _ in row] == [k.id for k, _ in expected]
+            np.testing.assert_allclose([s for _, s in row], [s for _, s in expected], rtol=1e-5)
+    assert len(copy.keys) == 100 and copy.version == 1  # the held copy is left as it was
+    assert "x1" not in {k.id for k, _ in copy.nearest(queries[:1], 100, None)[0]}
+
+
+def test_an_empty_copy_takes_its_first_keys() -> None:
+    empty = KeyVectors.of([], [], 0)
+    updated = empty.updated(keys(["a"]), [np.ones(4, np.float32)], 1)
+    (found,) = updated.nearest([np.ones(4)], 1, None)
+    assert [k.id for k, _ in found] == ["a"] and updated.version == 1
