@@ -154,6 +154,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--settle", type=float, default=120,
                         help="seconds Neo4j is left after the keys are written")  # fmt: skip
+    parser.add_argument("--out", type=Path, default=RESULTS / "service.json")
     add_store_options(parser)
     args = parser.parse_args()
     model = ScriptedServer(by_round(recorded_rounds(RECORDING))).start()
@@ -168,7 +169,7 @@ def main() -> None:
                 first = edges == args.sizes[0] and kind == args.stores[0]
                 rows.append(measure(kind, edges, args, env, first))
                 print(json.dumps(rows[-1]), flush=True)
-                (RESULTS / "service.json").write_text(json.dumps(result, indent=2) + "\n")
+                args.out.write_text(json.dumps(result, indent=2) + "\n")
     model.stop()
 
 
