@@ -6,7 +6,8 @@ For each (store, size): bench/generator.py's memory is imported and its keys
 embedded (Neo4j is then left --settle seconds to finish its index merges),
 ``pegasus serve`` is started on it, and then measured from outside:
 the wall time of the Claude Code hook command and of ``pegasus recall``, each a
-fresh process asking the running service (p50/p95); recalls per second with 1, 4
+fresh process asking the running service, and of Claude Code's HTTP hook (the
+prompt's JSON posted to the service on a new connection) (p50/p95); recalls per second with 1, 4
 and 16 concurrent clients over HTTP; the service's resident memory. Once per run:
 ``pegasus --help`` and the first write of a new user's memory (the sample
 conversation, the model's replies instant from the scripted server, so the time is
@@ -33,6 +34,7 @@ from bench.import_edges import RESULTS
 from bench.recall_latency import messages, percentile
 from bench.stores import add_store_options, bench_store
 from pegasus.embed import default_embedder
+from pegasus.integrations.hooks import PROMPT_PATH
 from pegasus.llm.scripted import ScriptedServer, by_round, recorded_rounds
 from pegasus.memory import Memory
 from pegasus.stores import Changes
@@ -73,6 +75,15 @@ def throughput(url: str, user: str, texts: list[str], clients: int) -> float:
     for thread in threads:
         thread.join()
     return round(sum(counts) / CLIENT_SECONDS, 1)
+
+
+def http_hook(http: httpx.Client, user: str, text: str) -> float:
+    """Claude Code's HTTP hook for a prompt: its JSON posted on a new connection."""
+    start = time.perf_counter()
+    http.post(PROMPT_PATH, params={"user": user},
+              json={"hook_event_name": "UserPromptSubmit", "session_id": "bench",
+                    "prompt": text}).raise_for_status()  # fmt: skip
+    return (time.perf_counter() - start) * 1000
 
 
 def resident_mb(pid: int) -> dict[str, float]:
@@ -118,6 +129,10 @@ def measure(kind: str, edges: int, args: argparse.Namespace, env: dict[str, str]
                                              "session_id": "bench", "prompt": text}))
                 for text in texts
             ])  # fmt: skip
+            # A new connection for each hook, as an assistant would not keep one open.
+            fresh = httpx.Limits(max_keepalive_connections=0)
+            with httpx.Client(base_url=service, timeout=60, limits=fresh) as http:
+                out["http_hook"] = spread([http_hook(http, user, text) for text in texts])
             cli = [str(Path(sys.executable).parent / "pegasus"), "--user", user, "recall"]
             out["cli_recall"] = spread([timed([*cli, text], env) for text in texts[:20]])
             pool = messages(data.graph, 400, seed=9)

@@ -1,5 +1,6 @@
-"""Where Pegasus keeps its files on this machine. Light on purpose: the command line
-and the hook commands read these paths before anything heavy is imported."""
+"""Where Pegasus keeps its files on this machine, and where its service listens
+unless told otherwise. Light on purpose: the command line and the hook commands read
+these paths before anything heavy is imported."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 import platformdirs
 
 APP_NAME = "pegasus"
+DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765  # ``pegasus serve``'s address
+DEFAULT_URL = f"http://{DEFAULT_HOST}:{DEFAULT_PORT}"
 
 
 def data_dir() -> Path:

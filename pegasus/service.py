@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
 from pegasus.errors import AuthError, NotFoundError, PegasusError, ValidationError
+from pegasus.integrations.hooks import PROMPT_PATH, as_context, prompt_of
 from pegasus.interchange import dump_graph
 from pegasus.jobs import IngestQueue, Job
 from pegasus.llm import LLM
@@ -110,6 +111,18 @@ def create_app(
         result = memory.recall(body.message, body.conversation_id, body.now, PRESETS[body.preset])
         # Serialised once, here: returned as a model, it would be validated again first.
         return Response(result.model_dump_json(), media_type="application/json")
+
+    @app.post(PROMPT_PATH, dependencies=guarded)
+    def prompt_hook(payload: dict[str, Any], user: str | None = None) -> dict[str, Any]:
+        """Claude Code's UserPromptSubmit hook posted as it comes (an HTTP hook): the
+        recall block as the context it adds, or nothing to add."""
+        prompt = prompt_of(payload)
+        if prompt is None:
+            return {}
+        memory = core.for_user(core.settings.user if user is None else user)
+        session = payload.get("session_id")
+        result = memory.recall(prompt, session if isinstance(session, str) else None)
+        return as_context(result.text) if result.text else {}
 
     @app.post("/ingest", status_code=202, dependencies=guarded)
     def ingest(body: IngestRequest) -> Job:

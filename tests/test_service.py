@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import time
+from urllib.parse import urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
 
+from pegasus.integrations.hooks import prompt_hook
 from pegasus.llm.scripted import by_round, recorded_rounds
 from pegasus.memory import Pegasus
 from pegasus.service import create_app
@@ -93,3 +95,33 @@ def test_the_token_is_required(client: TestClient, users) -> None:
     assert refused.status_code == 401 and "token" in refused.json()["error"]
     assert client.get("/openapi.json").json()["info"]["title"] == "Pegasus memory"
     assert client.get("/jobs/none").status_code == 404
+
+
+def test_claude_codes_http_hook_gets_the_block(client: TestClient, users) -> None:
+    alice, bob = users
+    # The hook as `pegasus hooks install claude-code` writes it, sent as Claude Code
+    # sends it: the hook's JSON as the body, the token put into the header it names.
+    hook = prompt_hook("http://testserver/", alice)
+    target = urlsplit(hook["url"])
+    path = f"{target.path}?{target.query}"
+    token = {k: v.replace("$PEGASUS_TOKEN", "s3cret") for k, v in hook["headers"].items()}
+    payload = {"session_id": "s1", "transcript_path": "/tmp/s1.jsonl", "cwd": "/tmp",
+               "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
+               "prompt": QUESTION}  # fmt: skip
+    answer = client.post(path, json=payload, headers=token)
+    assert answer.status_code == 200
+    context = answer.json()["hookSpecificOutput"]
+    assert context["hookEventName"] == "UserPromptSubmit"
+    assert "[MEMORY]" in context["additionalContext"] and "Joshua" in context["additionalContext"]
+    # The edges it injected are the session's, reinforced when it closes.
+    assert client.post("/close", json={"user": alice, "conversation_id": "s1"}).json()[
+        "reinforced"] > 0  # fmt: skip
+    # Nothing to add is an empty object: plain text would be added as context.
+    quiet = {**payload, "prompt": "How do I reverse a list in Python?"}
+    assert client.post(path, json=quiet, headers=token).json() == {}
+    assert client.post(path, json={**payload, "prompt": " "}, headers=token).json() == {}
+    assert client.post(target.path, params={"user": bob}, json=payload).json() == {}
+    not_an_object = client.post(path, content=b"[]", headers=token)
+    assert not_an_object.status_code == 400 and "dictionary" in not_an_object.json()["error"]
+    # Claude Code without PEGASUS_TOKEN in its environment sends the header empty.
+    assert client.post(path, json=payload, headers={"Authorization": "Bearer "}).status_code == 401

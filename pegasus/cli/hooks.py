@@ -33,16 +33,32 @@ def _path(target: str, project: bool) -> Path:
 
 
 @hooks.command()
-def install(ctx: typer.Context, target: Target, project: Scope = False) -> None:
+def install(
+    ctx: typer.Context,
+    target: Target,
+    project: Scope = False,
+    http: Annotated[
+        bool,
+        typer.Option(
+            "--http/--command",
+            help="Claude Code: post each prompt to the service (an HTTP hook, no process "
+            "started), or run the hook command as Codex does (older Claude Code).",
+        ),
+    ] = True,
+) -> None:
     """Recall on every prompt (UserPromptSubmit) and remember each session when it ends
     or is compacted (Claude Code: SessionEnd, PreCompact; Codex: Stop after each turn,
     PreCompact). Other hooks in the file are kept."""
+    from pegasus.client import service_url
     from pegasus.integrations.hooks import install as write
+    from pegasus.paths import DEFAULT_URL
 
     path = _path(target, project)
-    events = write(path, target, ctx.obj.user)
+    url = (service_url() or DEFAULT_URL) if http and target == "claude-code" else None
+    events = write(path, target, ctx.obj.user, url)
     typer.echo(f"installed in {path}: {', '.join(events)}")
-    typer.echo("memory reaches the prompt while `pegasus serve` runs")
+    where = f"the service at {url}" if url else "`pegasus serve`"
+    typer.echo(f"memory reaches the prompt while {where} runs")
 
 
 @hooks.command()

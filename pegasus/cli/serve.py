@@ -11,12 +11,13 @@ from typing import Annotated
 import typer
 
 from pegasus.errors import ValidationError
+from pegasus.paths import DEFAULT_HOST, DEFAULT_PORT
 
 
 def serve(
     ctx: typer.Context,
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = DEFAULT_HOST,
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = DEFAULT_PORT,
     decay: Annotated[
         bool, typer.Option(help="Run the daily decay pass (catch-up at start).")
     ] = True,

@@ -6,14 +6,18 @@ stdin (both assistants send the same fields and read the same answer). The comma
 uses the standard library and the running memory service only, so it starts in a
 few tens of milliseconds; when no service answers, a prompt goes on with no memory
 (one line on stderr, never an error) and a session is queued for the service's
-next start. ``pegasus hooks install claude-code|codex`` writes the hooks into the
-assistant's settings (``install`` and ``uninstall`` below)."""
+next start. Claude Code can also post a prompt's hook JSON straight to the service
+(an HTTP hook, :func:`prompt_hook`), which starts no process at all; that is how
+``pegasus hooks install claude-code|codex`` writes it into the assistant's settings
+unless told ``--command`` (``install`` and ``uninstall`` below)."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +25,7 @@ from pegasus.client import call, ingest_job, queue_ingest, service_url
 from pegasus.errors import PegasusError, StoreError
 
 MODULE = "pegasus.integrations.hooks"
+PROMPT_PATH = "/hooks/prompt"  # the service's endpoint for Claude Code's HTTP hook
 RECALL_TIMEOUT = 3.0  # seconds a prompt may wait for memory, at worst
 # Each assistant's settings file (under the project or the home folder) and the hooks
 # Pegasus adds to it, with their timeouts in seconds. Codex has no session end: its
@@ -87,21 +92,27 @@ def _text(content: Any) -> str:
     return "\n".join(part for part in parts if isinstance(part, str)).strip()
 
 
+def prompt_of(payload: dict[str, Any]) -> str | None:
+    """The prompt a UserPromptSubmit payload carries, if it has one worth a recall."""
+    prompt = payload.get("prompt")
+    return prompt if isinstance(prompt, str) and prompt.strip() else None
+
+
+def as_context(block: str) -> dict[str, Any]:
+    """A recall block as the hook's answer: context added before the prompt. The same
+    JSON is the answer of a command hook (on stdout) and of an HTTP hook."""
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                   "additionalContext": block}}  # fmt: skip
+
+
 def on_prompt(payload: dict[str, Any], user: str, url: str | None) -> dict[str, Any] | None:
     """The recall block as Claude Code's additional context, or None."""
-    prompt = payload.get("prompt")
-    if not url or not isinstance(prompt, str) or not prompt.strip():
+    prompt = prompt_of(payload)
+    if not url or prompt is None:
         return None
     body = {"user": user, "message": prompt, "conversation_id": payload.get("session_id")}
     found = call(url, "/recall", body, timeout=RECALL_TIMEOUT)
-    if not found or not found.get("text"):
-        return None
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "UserPromptSubmit",
-            "additionalContext": found["text"],
-        }
-    }
+    return as_context(found["text"]) if found and found.get("text") else None
 
 
 def on_session_end(payload: dict[str, Any], user: str, url: str | None) -> str:
@@ -124,11 +135,15 @@ def on_session_end(payload: dict[str, Any], user: str, url: str | None) -> str:
     return ""
 
 
+def owner(user: str | None) -> str:
+    """Whose memory a hook reads and writes: as given, else ``PEGASUS_USER``."""
+    return user or os.environ.get("PEGASUS_USER") or "default"
+
+
 def main(argv: list[str] | None = None) -> int:
     """One hook call. Exit 0 whatever happens: memory never blocks the assistant."""
     argv = sys.argv[1:] if argv is None else argv
-    user = argv[argv.index("--user") + 1] if "--user" in argv[:-1] else None
-    user = user or os.environ.get("PEGASUS_USER") or "default"
+    user = owner(argv[argv.index("--user") + 1] if "--user" in argv[:-1] else None)
     try:
         payload = json.loads(sys.stdin.read() or "{}")
         event = payload.get("hook_event_name") if isinstance(payload, dict) else None
@@ -156,8 +171,25 @@ def hook_command(user: str | None = None) -> str:
     return " ".join(shlex.quote(word) for word in words)
 
 
+def prompt_hook(url: str, user: str | None = None) -> dict[str, Any]:
+    """Claude Code's HTTP hook for a prompt: its JSON posted to the service at ``url``,
+    whose answer is the hook's answer, so no process starts on a prompt. The owner is
+    fixed now (:func:`owner`), as the command would find it; the token, if any, is
+    read from Claude Code's own environment."""
+    query = urllib.parse.urlencode({"user": owner(user)})
+    return {"type": "http", "url": f"{url.rstrip('/')}{PROMPT_PATH}?{query}",
+            "timeout": math.ceil(RECALL_TIMEOUT),
+            "headers": {"Authorization": "Bearer $PEGASUS_TOKEN"},
+            "allowedEnvVars": ["PEGASUS_TOKEN"]}  # fmt: skip
+
+
 def _ours(hook: Any) -> bool:
-    return isinstance(hook, dict) and MODULE in str(hook.get("command", ""))
+    if not isinstance(hook, dict):
+        return False
+    url = hook.get("url")
+    if isinstance(url, str) and urllib.parse.urlsplit(url).path.endswith(PROMPT_PATH):
+        return True
+    return MODULE in str(hook.get("command", ""))
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -214,8 +246,14 @@ def settings_path(assistant: str, root: Path) -> Path:
     return root / ASSISTANTS[assistant][0]
 
 
-def install(path: Path, assistant: str = "claude-code", user: str | None = None) -> list[str]:
-    """Adds Pegasus's hooks (replacing an older install of ours); returns the events."""
+def install(
+    path: Path, assistant: str = "claude-code", user: str | None = None, url: str | None = None
+) -> list[str]:
+    """Adds Pegasus's hooks (replacing an older install of ours); returns the events.
+    With ``url``, the service's, a prompt's hook is an HTTP hook (:func:`prompt_hook`,
+    Claude Code only); the others stay commands, which read the transcript here."""
+    if url is not None and assistant != "claude-code":
+        raise PegasusError(f"{assistant} runs command hooks only")
     uninstall(path)
     settings = _read(path)
     hooks = settings.setdefault("hooks", {})
@@ -223,6 +261,8 @@ def install(path: Path, assistant: str = "claude-code", user: str | None = None)
     events = ASSISTANTS[assistant][1]
     for event, timeout in events.items():
         entry = {"type": "command", "command": command, "timeout": timeout}
+        if url is not None and event == "UserPromptSubmit":
+            entry = prompt_hook(url, user)
         hooks.setdefault(event, []).append({"hooks": [entry]})
     _write(path, settings)
     return list(events)

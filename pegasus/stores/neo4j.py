@@ -266,23 +266,18 @@ class Neo4jStore(Store):
         for statement in _statements("schema"):
             self._query(statement)
 
-    def _session(self) -> neo4j.Session:
+    def _session(self, access: str = neo4j.WRITE_ACCESS) -> neo4j.Session:
         # Sessions share the driver's bookmarks: on a cluster, a read sent to another
         # member waits until it holds this process's last write.
         return self._driver.session(
             database=self.database,
             bookmark_manager=self._driver.execute_query_bookmark_manager,
+            default_access_mode=access,
         )
 
-    def _query(self, statement: str, /, **params: Any) -> list[neo4j.Record]:
-        """Run a statement in a transaction of its own (schema changes, and statements
-        that commit in batches themselves), again while what went wrong may pass: the
-        statements run this way are safe to run twice."""
-
-        def run() -> list[neo4j.Record]:
-            with self._session() as session:
-                return list(session.run(statement, params))
-
+    def _retried(self, work: Callable[[], list[Any]]) -> list[Any]:
+        """``work()``, again while what went wrong may pass, as the driver retries a
+        managed transaction; its error as a :class:`StoreError` when it will not."""
         retrying = Retrying(
             retry=retry_if_exception(_retryable),
             stop=stop_after_delay(self.retry_seconds),
@@ -290,24 +285,37 @@ class Neo4jStore(Store):
             reraise=True,
         )
         try:
-            return retrying(run)
+            return retrying(work)
         except (Neo4jError, DriverError) as exc:
             raise self._error(exc) from exc
+
+    def _query(self, statement: str, /, **params: Any) -> list[neo4j.Record]:
+        """Run a statement in a transaction of its own (schema changes, and statements
+        that commit in batches themselves): the statements run this way are safe to
+        run twice."""
+
+        def run() -> list[neo4j.Record]:
+            with self._session() as session:
+                return list(session.run(statement, params))
+
+        return self._retried(run)
 
     def _read(
         self, statement: str, /, each: Callable[[neo4j.Record], Any] | None = None, **params: Any
     ) -> list[Any]:
-        """Run the named read statement of ``cypher/`` in a managed transaction: the
-        driver retries what may pass and, on a cluster, may send it to any member.
-        ``each`` turns every record into what is kept as it arrives (many records
-        then never wait in memory all at once)."""
+        """Run the named read statement of ``cypher/`` in a transaction of its own,
+        which on a cluster may go to any member. Not a managed transaction: its begin
+        and commit cost more trips (a one-row read: 1.5 ms against 0.95; a recall
+        makes ten reads). ``each`` turns every record into what is kept as it arrives (many
+        records then never wait in memory all at once)."""
         query = cypher(statement)
         keep = each or (lambda record: record)
-        try:
-            with self._session() as session:
-                return session.execute_read(lambda tx: [keep(r) for r in tx.run(query, params)])
-        except (Neo4jError, DriverError) as exc:
-            raise self._error(exc) from exc
+
+        def run() -> list[Any]:
+            with self._session(neo4j.READ_ACCESS) as session:
+                return [keep(record) for record in session.run(query, params)]
+
+        return self._retried(run)
 
     def _write(self, work: Any) -> None:
         """Run ``work(tx)`` in one transaction: all of it lands, or none."""

@@ -22,6 +22,7 @@ from pegasus.integrations.hooks import (
 )
 from pegasus.llm.scripted import sequence
 from pegasus.memory import Pegasus
+from tests.cli_helpers import run_cli
 from tests.conftest import SEED_GRAPH
 from tests.integrations.conftest import running_service, wait_for
 from tests.write.conftest import FINISH, calls, entity, llm_for, relation
@@ -159,6 +160,47 @@ def test_install_and_uninstall_keep_everyone_elses_hooks(tmp_path) -> None:
     assert uninstall(path) == 3
     assert json.loads(path.read_text()) == FOREIGN
     assert uninstall(path) == 0
+
+
+def test_claude_codes_prompt_hook_can_post_to_the_service(tmp_path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(FOREIGN))
+    install(path, "claude-code", "ana b", url="http://127.0.0.1:8765/")
+    install(path, "claude-code", "ana b", url="http://127.0.0.1:8765/")  # twice is once
+    hooks = json.loads(path.read_text())["hooks"]
+    (foreign, posted) = (g["hooks"][0] for g in hooks["UserPromptSubmit"])
+    assert foreign == FOREIGN["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    assert posted["type"] == "http"
+    assert posted["url"] == "http://127.0.0.1:8765/hooks/prompt?user=ana+b"
+    assert posted["allowedEnvVars"] == ["PEGASUS_TOKEN"]
+    # The session's end still reads the transcript through the command.
+    assert MODULE in hooks["SessionEnd"][0]["hooks"][0]["command"]
+    assert uninstall(path) == 3
+    assert json.loads(path.read_text()) == FOREIGN
+    with pytest.raises(PegasusError, match="command hooks only"):
+        install(settings_path("codex", tmp_path), "codex", url="http://127.0.0.1:8765")
+    assert not settings_path("codex", tmp_path).exists()
+
+
+def test_the_command_line_installs_the_http_hook_by_default(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PEGASUS_URL", "http://127.0.0.1:9100")  # a service found there
+    done = run_cli(capsys, "--user", "ana", "hooks", "install", "claude-code", "--project")
+    assert done.code == 0 and "service at http://127.0.0.1:9100" in done.out
+    settings = settings_path("claude-code", tmp_path)
+    prompt_hook = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    assert prompt_hook["url"] == "http://127.0.0.1:9100/hooks/prompt?user=ana"
+    assert run_cli(capsys, "hooks", "install", "claude-code", "--project", "--command").code == 0
+    prompt_hook = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    assert prompt_hook["type"] == "command" and MODULE in prompt_hook["command"]
+    # No owner named: the one the command would find, fixed now.
+    monkeypatch.delenv("PEGASUS_USER", raising=False)
+    assert run_cli(capsys, "hooks", "install", "claude-code", "--project").code == 0
+    prompt_hook = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    assert prompt_hook["url"] == "http://127.0.0.1:9100/hooks/prompt?user=default"
+    assert run_cli(capsys, "hooks", "uninstall", "claude-code", "--project").code == 0
+    assert json.loads(settings.read_text()) == {}
 
 
 def test_a_broken_settings_file_is_left_alone(tmp_path) -> None:
