@@ -22,7 +22,7 @@ from pegasus.integrations.hooks import PROMPT_PATH, as_context, prompt_of
 from pegasus.interchange import dump_graph
 from pegasus.jobs import IngestQueue, Job
 from pegasus.llm import LLM
-from pegasus.memory import Pegasus
+from pegasus.memory import Memory, Pegasus
 from pegasus.recall.engine import RecallResult
 from pegasus.recall.presets import PRESETS
 from pegasus.results import Description
@@ -98,6 +98,9 @@ def create_app(
 
     guarded = [Depends(authorised)]
 
+    def memory_of(user: str | None) -> Memory:
+        return core.for_user(core.settings.user if user is None else user)
+
     @app.get("/health", dependencies=guarded)
     def health() -> dict[str, Any]:
         core.store.get_self(core.settings.user)  # a store that cannot answer: 503
@@ -107,21 +110,20 @@ def create_app(
     def recall(body: RecallRequest) -> Response:
         if body.preset not in PRESETS:
             raise ValidationError(f"unknown preset {body.preset!r}: one of {', '.join(PRESETS)}")
-        memory = core.for_user(core.settings.user if body.user is None else body.user)
+        memory = memory_of(body.user)
         result = memory.recall(body.message, body.conversation_id, body.now, PRESETS[body.preset])
         # Serialised once, here: returned as a model, it would be validated again first.
         return Response(result.model_dump_json(), media_type="application/json")
 
     @app.post(PROMPT_PATH, dependencies=guarded)
-    def prompt_hook(payload: dict[str, Any], user: str | None = None) -> dict[str, Any]:
+    def prompt_posted(payload: dict[str, Any], user: str | None = None) -> dict[str, Any]:
         """Claude Code's UserPromptSubmit hook posted as it comes (an HTTP hook): the
         recall block as the context it adds, or nothing to add."""
         prompt = prompt_of(payload)
         if prompt is None:
             return {}
-        memory = core.for_user(core.settings.user if user is None else user)
         session = payload.get("session_id")
-        result = memory.recall(prompt, session if isinstance(session, str) else None)
+        result = memory_of(user).recall(prompt, session if isinstance(session, str) else None)
         return as_context(result.text) if result.text else {}
 
     @app.post("/ingest", status_code=202, dependencies=guarded)
@@ -138,8 +140,7 @@ def create_app(
 
     @app.post("/close", dependencies=guarded)
     def close(body: CloseRequest) -> Closed:
-        memory = core.for_user(core.settings.user if body.user is None else body.user)
-        count = memory.close_conversation(body.conversation_id, body.now)
+        count = memory_of(body.user).close_conversation(body.conversation_id, body.now)
         return Closed(reinforced=count)
 
     @app.post("/forget", dependencies=guarded)

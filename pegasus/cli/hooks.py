@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pegasus.errors import ValidationError
+from pegasus.errors import PegasusError, ValidationError
 
 hooks = typer.Typer(help="Wire recall and remembering into an assistant's hooks.",
                     no_args_is_help=True)  # fmt: skip
@@ -49,7 +49,7 @@ def install(
     """Recall on every prompt (UserPromptSubmit) and remember each session when it ends
     or is compacted (Claude Code: SessionEnd, PreCompact; Codex: Stop after each turn,
     PreCompact). Other hooks in the file are kept."""
-    from pegasus.client import service_url
+    from pegasus.client import call, service_url
     from pegasus.integrations.hooks import install as write
     from pegasus.paths import DEFAULT_URL
 
@@ -57,8 +57,17 @@ def install(
     url = (service_url() or DEFAULT_URL) if http and target == "claude-code" else None
     events = write(path, target, ctx.obj.user, url)
     typer.echo(f"installed in {path}: {', '.join(events)}")
-    where = f"the service at {url}" if url else "`pegasus serve`"
-    typer.echo(f"memory reaches the prompt while {where} runs")
+    if url is None:
+        typer.echo("memory reaches the prompt while `pegasus serve` runs")
+        return
+    typer.echo(f"memory reaches the prompt while the service at {url} runs")
+    try:
+        answers = call(url, "/health", timeout=2.0) is not None
+    except PegasusError:  # it answers, with an error: the hook will reach it
+        answers = True
+    if not answers:
+        typer.echo(f"nothing answers at {url} now: start `pegasus serve` there, or install "
+                   "again where it runs", err=True)  # fmt: skip
 
 
 @hooks.command()

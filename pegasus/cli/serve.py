@@ -45,7 +45,8 @@ def serve(
     app = create_app(core, token=core.settings.token, jobs_folder=jobs_dir())
     discovery = service_file()
     discovery.parent.mkdir(parents=True, exist_ok=True)
-    discovery.write_text(json.dumps({"url": f"http://{host}:{port}", "pid": os.getpid()}))
+    address = f"[{host}]" if ":" in host else host  # an IPv6 address is bracketed in a URL
+    discovery.write_text(json.dumps({"url": f"http://{address}:{port}", "pid": os.getpid()}))
     # uvicorn stops on SIGTERM/SIGINT and then raises the signal again to the handler
     # it found: a quiet one, so that the clean-up below runs and the exit is 0.
     for stop in (signal.SIGTERM, signal.SIGINT):

@@ -7,9 +7,10 @@ uses the standard library and the running memory service only, so it starts in a
 few tens of milliseconds; when no service answers, a prompt goes on with no memory
 (one line on stderr, never an error) and a session is queued for the service's
 next start. Claude Code can also post a prompt's hook JSON straight to the service
-(an HTTP hook, :func:`prompt_hook`), which starts no process at all; that is how
-``pegasus hooks install claude-code|codex`` writes it into the assistant's settings
-unless told ``--command`` (``install`` and ``uninstall`` below)."""
+(an HTTP hook, :func:`prompt_hook`), which starts no process at all. ``pegasus hooks
+install claude-code|codex`` writes the hooks into the assistant's settings, Claude
+Code's prompt hook as an HTTP hook unless told ``--command`` (``install`` and
+``uninstall`` below)."""
 
 from __future__ import annotations
 
@@ -136,7 +137,9 @@ def on_session_end(payload: dict[str, Any], user: str, url: str | None) -> str:
 
 
 def owner(user: str | None) -> str:
-    """Whose memory a hook reads and writes: as given, else ``PEGASUS_USER``."""
+    """Whose memory a hook reads and writes: as given, else ``PEGASUS_USER``, else
+    the default owner (``pegasus.model.DEFAULT_USER``, not imported: pydantic is too
+    heavy for a hook)."""
     return user or os.environ.get("PEGASUS_USER") or "default"
 
 
@@ -174,8 +177,8 @@ def hook_command(user: str | None = None) -> str:
 def prompt_hook(url: str, user: str | None = None) -> dict[str, Any]:
     """Claude Code's HTTP hook for a prompt: its JSON posted to the service at ``url``,
     whose answer is the hook's answer, so no process starts on a prompt. The owner is
-    fixed now (:func:`owner`), as the command would find it; the token, if any, is
-    read from Claude Code's own environment."""
+    fixed now (:func:`owner`); the token, if any, is read from Claude Code's own
+    environment."""
     query = urllib.parse.urlencode({"user": owner(user)})
     return {"type": "http", "url": f"{url.rstrip('/')}{PROMPT_PATH}?{query}",
             "timeout": math.ceil(RECALL_TIMEOUT),
@@ -184,11 +187,14 @@ def prompt_hook(url: str, user: str | None = None) -> dict[str, Any]:
 
 
 def _ours(hook: Any) -> bool:
+    """A hook Pegasus wrote: its command runs our module, or it is an HTTP hook to our
+    endpoint passing our token (a path alone could be anyone's)."""
     if not isinstance(hook, dict):
         return False
-    url = hook.get("url")
-    if isinstance(url, str) and urllib.parse.urlsplit(url).path.endswith(PROMPT_PATH):
-        return True
+    if hook.get("type") == "http":
+        url, names = hook.get("url"), hook.get("allowedEnvVars")
+        return (isinstance(url, str) and isinstance(names, list) and "PEGASUS_TOKEN" in names
+                and urllib.parse.urlsplit(url).path.endswith(PROMPT_PATH))  # fmt: skip
     return MODULE in str(hook.get("command", ""))
 
 
@@ -254,6 +260,8 @@ def install(
     Claude Code only); the others stay commands, which read the transcript here."""
     if url is not None and assistant != "claude-code":
         raise PegasusError(f"{assistant} runs command hooks only")
+    # One owner for every hook, fixed now: prompts and sessions meet in one memory.
+    user = owner(user)
     uninstall(path)
     settings = _read(path)
     hooks = settings.setdefault("hooks", {})

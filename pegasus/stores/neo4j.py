@@ -31,7 +31,7 @@ from neo4j.exceptions import (
     SessionExpired,
 )
 from neo4j.time import DateTime
-from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential_jitter
 
 from pegasus.config import Settings
 from pegasus.errors import StoreError, ValidationError
@@ -281,7 +281,7 @@ class Neo4jStore(Store):
         retrying = Retrying(
             retry=retry_if_exception(_retryable),
             stop=stop_after_delay(self.retry_seconds),
-            wait=wait_exponential(multiplier=0.5, max=4),
+            wait=wait_exponential_jitter(initial=0.5, max=4),  # threads apart in a failover
             reraise=True,
         )
         try:

@@ -138,7 +138,11 @@ def test_broken_input_never_blocks_the_prompt(tmp_path) -> None:
 FOREIGN = {
     "model": "opus",
     "hooks": {
-        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo hi"}]}],
+        "UserPromptSubmit": [
+            {"hooks": [{"type": "command", "command": "echo hi"}]},
+            # Someone else's endpoint of the same name: not ours.
+            {"hooks": [{"type": "http", "url": "https://tools.example/hooks/prompt"}]},
+        ],
         "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}],
     },
 }
@@ -154,9 +158,9 @@ def test_install_and_uninstall_keep_everyone_elses_hooks(tmp_path) -> None:
     assert settings["model"] == "opus"
     assert settings["hooks"]["PreToolUse"] == FOREIGN["hooks"]["PreToolUse"]
     ours = [h for groups in settings["hooks"].values() for g in groups for h in g["hooks"]
-            if MODULE in h["command"]]  # fmt: skip
+            if MODULE in h.get("command", "")]  # fmt: skip
     assert len(ours) == 3 and all("--user ana" in h["command"] for h in ours)
-    assert settings["hooks"]["UserPromptSubmit"][0] == FOREIGN["hooks"]["UserPromptSubmit"][0]
+    assert settings["hooks"]["UserPromptSubmit"][:2] == FOREIGN["hooks"]["UserPromptSubmit"]
     assert uninstall(path) == 3
     assert json.loads(path.read_text()) == FOREIGN
     assert uninstall(path) == 0
@@ -169,13 +173,14 @@ def test_claude_codes_prompt_hook_can_post_to_the_service(tmp_path) -> None:
     install(path, "claude-code", "ana b", url="http://127.0.0.1:8765/")
     install(path, "claude-code", "ana b", url="http://127.0.0.1:8765/")  # twice is once
     hooks = json.loads(path.read_text())["hooks"]
-    (foreign, posted) = (g["hooks"][0] for g in hooks["UserPromptSubmit"])
-    assert foreign == FOREIGN["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    *foreign, (posted,) = (g["hooks"] for g in hooks["UserPromptSubmit"])
+    assert [{"hooks": h} for h in foreign] == FOREIGN["hooks"]["UserPromptSubmit"]
     assert posted["type"] == "http"
     assert posted["url"] == "http://127.0.0.1:8765/hooks/prompt?user=ana+b"
     assert posted["allowedEnvVars"] == ["PEGASUS_TOKEN"]
-    # The session's end still reads the transcript through the command.
-    assert MODULE in hooks["SessionEnd"][0]["hooks"][0]["command"]
+    # The session's end still reads the transcript through the command, for the same
+    # owner.
+    assert hooks["SessionEnd"][0]["hooks"][0]["command"].endswith(f"{MODULE} --user 'ana b'")
     assert uninstall(path) == 3
     assert json.loads(path.read_text()) == FOREIGN
     with pytest.raises(PegasusError, match="command hooks only"):
@@ -188,17 +193,19 @@ def test_the_command_line_installs_the_http_hook_by_default(tmp_path, monkeypatc
     monkeypatch.setenv("PEGASUS_URL", "http://127.0.0.1:9100")  # a service found there
     done = run_cli(capsys, "--user", "ana", "hooks", "install", "claude-code", "--project")
     assert done.code == 0 and "service at http://127.0.0.1:9100" in done.out
+    assert "nothing answers at http://127.0.0.1:9100 now" in done.err
     settings = settings_path("claude-code", tmp_path)
     prompt_hook = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
     assert prompt_hook["url"] == "http://127.0.0.1:9100/hooks/prompt?user=ana"
     assert run_cli(capsys, "hooks", "install", "claude-code", "--project", "--command").code == 0
     prompt_hook = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
     assert prompt_hook["type"] == "command" and MODULE in prompt_hook["command"]
-    # No owner named: the one the command would find, fixed now.
+    # No owner named: the default, for prompts and sessions alike.
     monkeypatch.delenv("PEGASUS_USER", raising=False)
     assert run_cli(capsys, "hooks", "install", "claude-code", "--project").code == 0
-    prompt_hook = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
-    assert prompt_hook["url"] == "http://127.0.0.1:9100/hooks/prompt?user=default"
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert hooks["UserPromptSubmit"][0]["hooks"][0]["url"].endswith("/hooks/prompt?user=default")
+    assert hooks["SessionEnd"][0]["hooks"][0]["command"].endswith("--user default")
     assert run_cli(capsys, "hooks", "uninstall", "claude-code", "--project").code == 0
     assert json.loads(settings.read_text()) == {}
 
