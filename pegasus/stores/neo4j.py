@@ -306,8 +306,8 @@ class Neo4jStore(Store):
         """Run the named read statement of ``cypher/`` in a transaction of its own,
         which on a cluster may go to any member. Not a managed transaction: its begin
         and commit cost more trips (a one-row read: 1.5 ms against 0.95; a recall
-        makes ten reads). ``each`` turns every record into what is kept as it arrives (many
-        records then never wait in memory all at once)."""
+        makes ten reads). ``each`` turns every record into what is kept as it arrives
+        (many records then never wait in memory all at once)."""
         query = cypher(statement)
         keep = each or (lambda record: record)
 
