@@ -31,7 +31,13 @@ from neo4j.exceptions import (
     SessionExpired,
 )
 from neo4j.time import DateTime
-from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential_jitter
+from tenacity import (
+    Retrying,
+    retry_if_exception,
+    stop_after_delay,
+    wait_exponential,
+    wait_random,
+)
 
 from pegasus.config import Settings
 from pegasus.errors import StoreError, ValidationError
@@ -281,7 +287,8 @@ class Neo4jStore(Store):
         retrying = Retrying(
             retry=retry_if_exception(_retryable),
             stop=stop_after_delay(self.retry_seconds),
-            wait=wait_exponential_jitter(initial=0.5, max=4),  # threads apart in a failover
+            # Jitter keeps a service's threads from retrying in step during a failover.
+            wait=wait_exponential(multiplier=0.5, max=4) + wait_random(0, 0.5),
             reraise=True,
         )
         try:
