@@ -32,7 +32,7 @@ import numpy as np
 from bench.generator import generate
 from bench.import_edges import RESULTS
 from bench.recall_latency import latency
-from bench.stores import bench_store
+from bench.stores import add_settle_option, bench_store, settle
 from pegasus.embed import default_embedder
 from pegasus.memory import Memory
 from pegasus.model import EmbeddingKey
@@ -94,7 +94,7 @@ def main() -> None:
     parser.add_argument("--index-queries", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--pause", type=float, default=30, help="seconds between rounds")
-    parser.add_argument("--settle", type=float, default=120, help="seconds to wait after writing")
+    add_settle_option(parser)
     parser.add_argument("--neo4j", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
     args = parser.parse_args()
     embedder = default_embedder(runtime="onnx")
@@ -114,15 +114,14 @@ def main() -> None:
                 store.apply(large, Changes(keys=batch))
             store._query("CALL db.awaitIndexes(3600)")
             row["large_write_s"] = round(time.perf_counter() - started, 1)
-            # After the writes the server merges index segments for about a minute
-            # (measured: 39 s of CPU in the first minute, under 1 s a minute after):
-            # what is timed is the database as it then stays.
-            time.sleep(args.settle)
+            # Measured: 39 s of the server's CPU in the first minute, under 1 s a minute
+            # after. What is timed is the database as it then stays.
+            settle("neo4j", args.settle)
             row["beside"] = in_memory(memory, args.queries, args.rounds, args.pause)
             row["beside, shared index"] = through_index(memory, args.index_queries)
             print(json.dumps(row), flush=True)
         # Alone again, the large owner deleted and the server settled: the drift.
-        time.sleep(args.settle)
+        settle("neo4j", args.settle)
         row["alone_again"] = in_memory(memory, args.queries, args.rounds, args.pause)
     alone = median_p50(row["alone"] + row["alone_again"])
     row["in memory growth p50"] = round(median_p50(row["beside"]) / alone, 2)

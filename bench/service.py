@@ -32,7 +32,7 @@ import httpx
 from bench.generator import generate
 from bench.import_edges import RESULTS
 from bench.recall_latency import messages, percentile
-from bench.stores import add_store_options, bench_store
+from bench.stores import add_settle_option, add_store_options, bench_store, settle
 from pegasus.embed import default_embedder
 from pegasus.integrations.hooks import PROMPT_PATH
 from pegasus.llm.scripted import ScriptedServer, by_round, recorded_rounds
@@ -117,8 +117,7 @@ def measure(kind: str, edges: int, args: argparse.Namespace, env: dict[str, str]
     with bench_store(kind, args.neo4j) as (store, user, url):
         store.apply(user, Changes.of_graph(data.graph))
         Memory.open(store, user=user, embedder=default_embedder()).sync_keys()
-        if kind == "neo4j":  # the server merges index segments for a while after a write
-            time.sleep(args.settle)
+        settle(kind, args.settle)
         process = serve(url, env | {"PEGASUS_USER": user})  # its owner: warmed at start
         service = f"http://127.0.0.1:{PORT}"
         try:
@@ -167,8 +166,7 @@ def help_seconds(env: dict[str, str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
-    parser.add_argument("--settle", type=float, default=120,
-                        help="seconds Neo4j is left after the keys are written")  # fmt: skip
+    add_settle_option(parser)
     parser.add_argument("--out", type=Path, default=RESULTS / "service.json")
     add_store_options(parser)
     args = parser.parse_args()

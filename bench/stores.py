@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,11 +15,24 @@ from pegasus.stores import Changes, Store, open_store
 
 KINDS = ("sqlite", "neo4j")
 CLEAN_UP_BATCH = 5_000
+SETTLE_SECONDS = 120.0
 
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--neo4j", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
     parser.add_argument("--stores", nargs="+", choices=KINDS, default=list(KINDS))
+
+
+def add_settle_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--settle", type=float, default=SETTLE_SECONDS,
+                        help="seconds Neo4j is left after many keys are written")  # fmt: skip
+
+
+def settle(kind: str, seconds: float) -> None:
+    """Leave Neo4j alone a while: after many key writes it merges its vector index's
+    segments for a minute or two, and every query meanwhile is 2-3 times slower."""
+    if kind == "neo4j":
+        time.sleep(seconds)
 
 
 @contextmanager

@@ -37,7 +37,7 @@ from bench.generator import generate
 from bench.import_edges import RESULTS
 from bench.recall_latency import latency
 from bench.recall_quality import BUDGET_S, quality
-from bench.stores import add_store_options, bench_store
+from bench.stores import add_settle_option, add_store_options, bench_store, settle
 from pegasus.embed import default_embedder
 from pegasus.errors import StoreError
 from pegasus.interchange import Graph
@@ -161,8 +161,7 @@ def measure(kind: str, edges: int, args: argparse.Namespace, cold: bool = True) 
         memory.sync_keys()
         out["keys"] = store.stats(user).keys
         out["keys_s"] = seconds(start)
-        if kind == "neo4j":  # the server merges index segments for a while after a write
-            time.sleep(args.settle)
+        settle(kind, args.settle)
         start = time.perf_counter()
         store.warm(user)  # as the service does at start
         out["warm_s"] = seconds(start)
@@ -222,8 +221,7 @@ def main() -> None:
     )
     parser.add_argument("--presets", nargs="+", choices=list(PRESETS), default=list(PRESETS),
                         help="recall settings whose quality is measured")  # fmt: skip
-    parser.add_argument("--settle", type=float, default=120,
-                        help="seconds Neo4j is left after the keys are written")  # fmt: skip
+    add_settle_option(parser)
     parser.add_argument("--out", type=Path, default=RESULTS / "suite.json")
     add_store_options(parser)
     args = parser.parse_args()

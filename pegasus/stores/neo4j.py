@@ -207,8 +207,9 @@ def _keys_of(pairs: list[tuple[EmbeddingKey, np.ndarray]]) -> tuple[list[Embeddi
     return [key for key, _ in pairs], [vector for _, vector in pairs]
 
 
-def _held_bytes(copy: KeyVectors) -> int:
-    return copy.matrix.nbytes + KEY_OVERHEAD * len(copy.keys)
+def _held_bytes(keys: int, dims: int) -> int:
+    """Room a copy of ``keys`` keys takes (float32 columns of ``dims``)."""
+    return keys * (KEY_OVERHEAD + 4 * dims)
 
 
 def _batches(rows: Sequence[Any], size: int = WRITE_BATCH) -> Iterable[Sequence[Any]]:
@@ -231,7 +232,8 @@ class Neo4jStore(Store):
         self.database = database
         self.retry_seconds = retry_seconds
         self._held: LRUCache[str, KeyVectors] = LRUCache(
-            maxsize=max(1, int(held_mb * 2**20)), getsizeof=_held_bytes
+            maxsize=max(1, int(held_mb * 2**20)),
+            getsizeof=lambda copy: _held_bytes(len(copy.keys), copy.matrix.shape[0]),
         )
         self._holding = held_mb > 0
         self._held_lock = threading.Lock()
@@ -697,30 +699,30 @@ class Neo4jStore(Store):
             with self._held_lock:
                 self._held.pop(user, None)
         if wait or (record["names"] or 0) <= SMALL_OWNER_NAMES:
-            return self._read_copy(user)
+            return self._read_copy(user, record["version"])
         with self._held_lock:
             if not self._background or user in self._loading or user in self._unheld:
                 return None
             self._loading.add(user)
-        threading.Thread(target=self._read_later, args=(user,), daemon=True).start()
+        later = (user, record["version"])
+        threading.Thread(target=self._read_later, args=later, daemon=True).start()
         return None
 
-    def _read_copy(self, user: str) -> KeyVectors | None:
-        """A fresh copy of the owner's keys, held when it fits (else None)."""
-        (record,) = self._read("owner_keys", user=user)
+    def _read_copy(self, user: str, version: int) -> KeyVectors | None:
+        """A fresh copy of the owner's keys, held when it fits (else None). ``version``
+        was read before the keys are: a write landing in between makes the copy newer
+        than its version says, and the next search reads that write again."""
         (size,) = self._read("key_count", user=user)
-        if size["keys"] * (KEY_OVERHEAD + 4 * size["dims"]) > self._held.maxsize:
+        if _held_bytes(size["keys"], size["dims"]) > self._held.maxsize:
             with self._held_lock:
                 self._unheld.add(user)
             return None
-        # Read after the version: a write landing in between makes the copy newer
-        # than its version says, and the next search reads it again.
         rows = self._read("key_list", _key_and_vector, user=user, with_vectors=True)
-        return self._hold(user, KeyVectors.of(*_keys_of(rows), record["version"]))
+        return self._hold(user, KeyVectors.of(*_keys_of(rows), version))
 
-    def _read_later(self, user: str) -> None:
+    def _read_later(self, user: str, version: int) -> None:
         try:
-            self._read_copy(user)
+            self._read_copy(user, version)
         except (StoreError, DriverError, Neo4jError) as exc:  # the next search tries again
             log.info("could not read %s's keys into memory: %s", user, exc)
         finally:

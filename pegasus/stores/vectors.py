@@ -28,9 +28,8 @@ class KeyVectors(NamedTuple):
         """``keys`` with their vectors given apart (one row each)."""
         if not keys:
             return cls._of_columns(keys, np.zeros((0, 0), np.float32), version)
-        rows = np.vstack([np.asarray(v, np.float32) for v in vectors])
         # A query multiplies columns faster than rows: the search reads them straight through.
-        return cls._of_columns(keys, np.ascontiguousarray(_unit(rows).T), version)
+        return cls._of_columns(keys, np.ascontiguousarray(_unit_rows(vectors).T), version)
 
     @classmethod
     def _of_columns(cls, keys: list[EmbeddingKey], columns: np.ndarray, version: Any) -> KeyVectors:
@@ -50,7 +49,7 @@ class KeyVectors(NamedTuple):
         if not self.keys:
             return KeyVectors.of(keys, vectors, version)
         held, position = list(self.keys), {key.id: i for i, key in enumerate(self.keys)}
-        columns = _unit(np.vstack([np.asarray(v, np.float32) for v in vectors])).T
+        columns = _unit_rows(vectors).T
         replaced, replacing, added = [], [], []
         for i, key in enumerate(keys):
             if key.id in position:
@@ -112,6 +111,8 @@ def _with_vector(key: EmbeddingKey, vector: np.ndarray) -> EmbeddingKey:
     )
 
 
-def _unit(rows: np.ndarray) -> np.ndarray:
+def _unit_rows(vectors: Sequence[Any]) -> np.ndarray:
+    """The vectors as float32 rows of unit length (a zero vector stays zero)."""
+    rows = np.vstack([np.asarray(v, np.float32) for v in vectors])
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     return rows / np.where(norms == 0, 1, norms)
