@@ -28,6 +28,7 @@ def serve(
     recall reference, answering a JSON HTTP API (OpenAPI at /docs). Requests need
     PEGASUS_TOKEN as a bearer token when it is set. Stops cleanly on SIGTERM or Ctrl-C."""
     import uvicorn
+    from threadpoolctl import threadpool_limits
 
     from pegasus.config import load_settings, service_file
     from pegasus.memory import Pegasus
@@ -38,6 +39,10 @@ def serve(
     if host not in ("127.0.0.1", "localhost", "::1") and not load_settings().token:
         raise ValidationError(f"--host {host} reaches beyond this machine: set PEGASUS_TOKEN")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    # Requests are served side by side, a thread each: numpy's products splitting
+    # themselves across the same cores only made the requests wait on each other
+    # (docs/assistants.md, "Recalls per second").
+    threadpool_limits(1, user_api="blas")
     core = Pegasus(ctx.obj.store)
     scheduler = start_daily(core.decay, parse_clock(at), timezone) if decay else None
     # The model loads before the service says where it is: a client that finds it

@@ -53,7 +53,7 @@ from pegasus.model import (
     name_key,
 )
 from pegasus.stores.base import Changes, DecayReport, Stats, Store, check_hops, checked
-from pegasus.stores.vectors import KeyVectors
+from pegasus.stores.vectors import SCAN_FROM, KeyVectors
 from pegasus.time.decay import DecayRule
 
 log = logging.getLogger(__name__)
@@ -208,8 +208,10 @@ def _keys_of(pairs: list[tuple[EmbeddingKey, np.ndarray]]) -> tuple[list[Embeddi
 
 
 def _held_bytes(keys: int, dims: int) -> int:
-    """Room a copy of ``keys`` keys takes (float32 columns of ``dims``)."""
-    return keys * (KEY_OVERHEAD + 4 * dims)
+    """Room a copy of ``keys`` keys of ``dims`` takes once searched: float32 columns
+    twice (all keys, and each kind's part), and a bfloat16 scan of a large part."""
+    scanned = 2 * dims if keys >= SCAN_FROM else 0
+    return keys * (KEY_OVERHEAD + 8 * dims + scanned)
 
 
 def _batches(rows: Sequence[Any], size: int = WRITE_BATCH) -> Iterable[Sequence[Any]]:

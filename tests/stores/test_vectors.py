@@ -1,10 +1,13 @@
-"""A copy of an owner's keys updated in place searches as a copy read afresh would."""
+"""A copy of an owner's keys updated in place searches as a copy read afresh would,
+and a large one scanned in half precision first finds what a full search finds."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from pegasus.model import CLAIM_KEY, EmbeddingKey
+from pegasus.stores import vectors as vectors_module
 from pegasus.stores.vectors import KeyVectors
 
 
@@ -44,3 +47,28 @@ def test_an_empty_copy_takes_its_first_keys() -> None:
     updated = empty.updated(keys(["a"]), [np.ones(4, np.float32)], 1)
     (found,) = updated.nearest([np.ones(4)], 1, None)
     assert [k.id for k, _ in found] == ["a"] and updated.version == 1
+
+
+def test_a_scanned_part_finds_the_exact_nearest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where keys crowd closer than bfloat16 can tell apart, the rough scan alone
+    ranks them wrongly; asking it for more until nothing unseen could win gives the
+    exact answer."""
+    rng = np.random.default_rng(3)
+    query = rng.standard_normal(64).astype(np.float32)
+    query /= np.linalg.norm(query)
+    # 1,500 keys crowded around the query (cosines within a few thousandths), 1,500 anywhere.
+    crowd = query + 0.01 * rng.standard_normal((1500, 64)).astype(np.float32)
+    vectors = list(np.vstack([crowd, rng.standard_normal((1500, 64)).astype(np.float32)]))
+    claims = keys([f"c{i}" for i in range(3000)], CLAIM_KEY)
+    exact = KeyVectors.of(claims, vectors, 1).nearest([query], 5, (CLAIM_KEY,))[0]
+    monkeypatch.setattr(vectors_module, "SCAN_FROM", 1000)
+    scanned = KeyVectors.of(claims, vectors, 1)
+    part = scanned.only((CLAIM_KEY,))
+    assert part.scan is not None
+    _, rough = part.scan.search(query[None], 5)
+    assert [claims[i].id for i in rough[0]] != [k.id for k, _ in exact]  # the scan alone errs
+    found = scanned.nearest([query], 5, (CLAIM_KEY,))[0]
+    assert [k.id for k, _ in found] == [k.id for k, _ in exact]
+    np.testing.assert_allclose([s for _, s in found], [s for _, s in exact], rtol=1e-5)
+    best = vectors[int(exact[0][0].id.removeprefix("c"))]
+    np.testing.assert_allclose(found[0][0].vector, best / np.linalg.norm(best), rtol=1e-5)
