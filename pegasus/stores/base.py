@@ -19,7 +19,8 @@ import math
 import re
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 
@@ -29,8 +30,25 @@ from pydantic import BaseModel, Field
 from pegasus.config import Settings
 from pegasus.errors import ValidationError
 from pegasus.interchange import Graph
-from pegasus.model import CLAIM_KEY, Conversation, Edge, EmbeddingKey, Node, check_relation
+from pegasus.model import (
+    CLAIM_KEY,
+    Cardinality,
+    Conversation,
+    Edge,
+    EmbeddingKey,
+    Kind,
+    Node,
+    Stability,
+    check_relation,
+)
 from pegasus.time.decay import DecayRule
+
+# Records were validated on the way in: the stores read them back without validation
+# (it dominated recall's reads), but still build the proper types, enum members by
+# plain dict lookup (calling the enum classes was a sixth of a 100k-edge pull).
+KINDS = {kind.value: kind for kind in Kind}
+STABILITIES = {stability.value: stability for stability in Stability}
+CARDINALITIES = {cardinality.value: cardinality for cardinality in Cardinality}
 
 MAX_HOPS = 2
 
@@ -148,6 +166,13 @@ class Store(ABC):
         call it (the service, for its owner at start); a store may then prepare other
         owners ahead of their searches too."""
         return None  # a store that keeps nothing in memory has nothing to read
+
+    @contextmanager
+    def reading(self, user: str) -> Iterator[None]:
+        """The reads of one answer (a recall) on this thread: a store may look at the
+        owner's state (its self node, its keys' version) once for all of them, so that
+        a write landing meanwhile may be seen only by the next answer."""
+        yield
 
     def __enter__(self) -> Store:
         return self

@@ -14,7 +14,8 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from functools import cache
 from importlib import resources
@@ -48,11 +49,22 @@ from pegasus.model import (
     Edge,
     EmbeddingKey,
     Node,
+    aware,
     check_relation,
     edge_id,
     name_key,
 )
-from pegasus.stores.base import Changes, DecayReport, Stats, Store, check_hops, checked
+from pegasus.stores.base import (
+    CARDINALITIES,
+    KINDS,
+    STABILITIES,
+    Changes,
+    DecayReport,
+    Stats,
+    Store,
+    check_hops,
+    checked,
+)
 from pegasus.stores.vectors import SCAN_FROM, KeyVectors
 from pegasus.time.decay import DecayRule
 
@@ -152,17 +164,30 @@ def _edge_props(user: str, edge: Edge) -> dict[str, Any]:
     return {"user": user, **data, **_flatten(edge.properties)}
 
 
+def _times_read(own: dict[str, Any], fields: tuple[str, ...]) -> None:
+    """The ISO texts the statements return as datetimes, in place (absent when null)."""
+    for name in fields:
+        value = own.pop(name, None)
+        if value is not None:
+            own[name] = aware(datetime.fromisoformat(value) if isinstance(value, str) else value)
+
+
 def _node_from(props: Mapping[str, Any]) -> Node:
     own, free = _split_props(props)
+    _times_read(own, NODE_TIMES)
     own.pop("user", None)
     own.pop("names_folded", None)
-    return Node(**own, properties=free)
+    own["kind"] = KINDS[own["kind"]]
+    return Node.model_construct(**own, properties=free)  # validated when written (base.py)
 
 
 def _edge_from(record: Mapping[str, Any]) -> Edge:
     own, free = _split_props(record["props"])
     own.pop("user", None)
-    return Edge(
+    _times_read(own, EDGE_TIMES)
+    own["stability"] = STABILITIES[own["stability"]]
+    own["cardinality"] = CARDINALITIES[own["cardinality"]]
+    return Edge.model_construct(  # validated when written (base.py)
         **own,
         properties=free,
         source=record["source"],
@@ -242,6 +267,7 @@ class Neo4jStore(Store):
         self._background = False  # read large owners in the background (after warm)
         self._loading: set[str] = set()  # owners being read in the background
         self._unheld: set[str] = set()  # owners too large to hold
+        self._looked = threading.local()  # owner states read once inside ``reading``
         try:
             # Notifications (such as "property key does not exist" on a fresh
             # database) are advice for people typing queries, not for this module.
@@ -510,8 +536,7 @@ class Neo4jStore(Store):
         return _conversation_from(records[0]["props"]) if records else None
 
     def get_self(self, user: str) -> str | None:
-        records = self._read("self_get", user=user)
-        return records[0]["self_id"] if records else None
+        return self._owner(user)["self_id"]
 
     def find_nodes_named(self, user: str, names: Iterable[str]) -> list[Node]:
         folded = [name for name in dict.fromkeys(name_key(n) for n in names) if name]
@@ -629,6 +654,9 @@ class Neo4jStore(Store):
         tx.run(cypher("key_stats_set"), user=user, sum=total.tolist(), count=count).consume()
 
     def key_mean(self, user: str) -> list[float] | None:
+        held = self._held_copy(user)
+        if held is not None:  # the same mean, without a round trip in a recall
+            return None if held.mean is None else held.mean.tolist()
         record = self._read("key_stats_get", user=user)[0]
         if record["sum"] is None or not record["count"]:
             return None
@@ -676,6 +704,28 @@ class Neo4jStore(Store):
             del row[limit:]
         return results
 
+    @contextmanager
+    def reading(self, user: str) -> Iterator[None]:
+        looked = self._looked.__dict__.setdefault("owners", {})
+        if user in looked:  # an outer block looks for both
+            yield
+            return
+        looked[user] = None  # looked at on the first read that needs it
+        try:
+            yield
+        finally:
+            del looked[user]
+
+    def _owner(self, user: str) -> neo4j.Record:
+        """The owner's state (``owner_state``), read once within ``reading``."""
+        looked = getattr(self._looked, "owners", {})
+        record = looked.get(user)
+        if record is None:
+            record = self._read("owner_state", user=user)[0]
+            if user in looked:
+                looked[user] = record
+        return record
+
     def warm(self, user: str) -> None:
         self._held_copy(user, wait=True)
         # A process that warms (the service) serves many searches: other large owners
@@ -687,7 +737,7 @@ class Neo4jStore(Store):
         owner is being read (``wait``: read it now) or when it does not fit."""
         if not self._holding:
             return None
-        record = self._read("owner_keys", user=user)[0]
+        record = self._owner(user)
         with self._held_lock:
             held = self._held.get(user)
         if held is not None and held.version >= record["removed"]:

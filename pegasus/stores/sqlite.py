@@ -22,17 +22,24 @@ from pegasus.config import Settings, data_dir
 from pegasus.errors import ConfigError, StoreError, ValidationError
 from pegasus.interchange import Graph
 from pegasus.model import (
-    Cardinality,
     Conversation,
     Edge,
     EmbeddingKey,
-    Kind,
     Node,
-    Stability,
     check_relation,
     name_key,
 )
-from pegasus.stores.base import Changes, DecayReport, Stats, Store, check_hops, checked
+from pegasus.stores.base import (
+    CARDINALITIES,
+    KINDS,
+    STABILITIES,
+    Changes,
+    DecayReport,
+    Stats,
+    Store,
+    check_hops,
+    checked,
+)
 from pegasus.stores.vectors import KeyVectors
 from pegasus.time.decay import SECONDS_PER_DAY, DecayRule, decayed
 
@@ -221,13 +228,8 @@ def _edge_row(user: str, edge: Edge) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-# Rows were validated on the way in: reading them back skips validation (it
-# dominated recall's subgraph pull), but still builds the proper types. Enum
-# members by plain dict lookup and empty JSON without the parser: calling the enum
-# classes and json.loads were a third of a 100k-edge pull.
-KINDS = {kind.value: kind for kind in Kind}
-STABILITIES = {stability.value: stability for stability in Stability}
-CARDINALITIES = {cardinality.value: cardinality for cardinality in Cardinality}
+# Empty JSON without the parser: with the enum classes' calls, json.loads was a
+# third of a 100k-edge pull (see KINDS in base.py).
 _EMPTY = {"[]": list, "{}": dict}
 
 

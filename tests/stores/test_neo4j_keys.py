@@ -185,3 +185,33 @@ def spy_reads(store: Neo4jStore, monkeypatch) -> list[str]:
 
     monkeypatch.setattr(store, "_read", recorded)
     return read
+
+
+def test_one_recall_looks_at_the_owner_once(_neo4j_session_store) -> None:
+    """Inside ``reading`` the owner's state is read once: a write by another process
+    landing half-way through a recall is seen by the next one. The mean of the keys
+    held in memory is the one the index path keeps in the database."""
+    store, user = _neo4j_session_store, f"keys-{uuid.uuid4().hex[:8]}"
+    other = Neo4jStore(neo4j_uri())  # another process's store
+    near = EmbeddingKey(id="near", text="Ana", ref="PERSON::ana", kind="node", vector=unit(1, 1, 0))
+    nearer = EmbeddingKey(id="nearer", text="Bo", ref="PERSON::bo", kind="node",
+                          vector=unit(1, 0.1, 0))  # fmt: skip
+    query = [unit(1, 0, 0)]
+    try:
+        store.apply(user, Changes(keys=[near], self_id="PERSON::ana"))
+        with store.reading(user):
+            (found,) = store.search_keys_many(user, query, 1)
+            assert [k.id for k, _ in found] == ["near"] and store.get_self(user) == "PERSON::ana"
+            other.apply(user, Changes(keys=[nearer], self_id="PERSON::bo"))
+            (found,) = store.search_keys_many(user, query, 1)
+            assert [k.id for k, _ in found] == ["near"] and store.get_self(user) == "PERSON::ana"
+        (found,) = store.search_keys_many(user, query, 1)
+        assert [k.id for k, _ in found] == ["nearer"] and store.get_self(user) == "PERSON::bo"
+        unheld = Neo4jStore(neo4j_uri(), held_mb=0)
+        try:
+            assert store.key_mean(user) == pytest.approx(unheld.key_mean(user), abs=1e-6)
+        finally:
+            unheld.close()
+    finally:
+        other.close()
+        wipe(store, user)

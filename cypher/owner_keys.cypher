@@ -1,7 +1,0 @@
-// How many name keys the owner has, the version of its keys (raised by every write
-// that adds, changes or removes one) and the version of its last removal: says
-// whether a copy held in memory is current, can catch up on what was written since
-// (keys carry the version that wrote them), or must be read again.
-OPTIONAL MATCH (o:Owner {user: $user})
-RETURN o.key_count AS names, coalesce(o.keys_version, 0) AS version,
-       coalesce(o.keys_removed, 0) AS removed

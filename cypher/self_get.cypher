@@ -1,2 +1,0 @@
-MATCH (o:Owner {user: $user})
-RETURN o.self_id AS self_id
