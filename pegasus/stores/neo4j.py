@@ -505,25 +505,33 @@ class Neo4jStore(Store):
         return [_node_from(r["props"]) for r in self._read("nodes_get", user=user, ids=list(ids))]
 
     def get_edges(self, user: str, ids: Iterable[str]) -> list[Edge]:
-        refs = list(self._locate_edges(None, user, ids).values())
-        return [_edge_from(r) for r in self._read("edges_get", user=user, refs=refs)]
-
-    def _locate_edges(
-        self, tx: neo4j.ManagedTransaction | None, user: str, ids: Iterable[str]
-    ) -> dict[str, str]:
-        """Edge id -> element id, inside ``tx`` when given. Relationship properties
-        have no index across types, so edges are found between the ends their ids
-        name, and only ids that name no ends walk the owner's relationships."""
-
-        def run(name: str, **params: Any) -> list[Any]:
-            return list(tx.run(cypher(name), **params)) if tx else self._read(name, **params)
-
         ids = list(dict.fromkeys(ids))
         ends = [end for edge in ids for end in _possible_ends(edge)]
-        found = {r["id"]: r["ref"] for r in run("edges_between", user=user, ends=ends)}
+        records = self._read("edges_get_between", user=user, ends=ends)
+        found = {edge.id: edge for edge in map(_edge_from, records)}
+        rest = [edge for edge in ids if edge not in found]
+        if rest:  # ids that name no ends (see _locate_edges)
+            refs = [r["ref"] for r in self._read("edges_locate", user=user, ids=rest)]
+            found.update(
+                (e.id, e) for e in map(_edge_from, self._read("edges_get", user=user, refs=refs))
+            )
+        return list(found.values())
+
+    @staticmethod
+    def _locate_edges(
+        tx: neo4j.ManagedTransaction, user: str, ids: Iterable[str]
+    ) -> dict[str, str]:
+        """Edge id -> element id, inside ``tx``. Relationship properties have no index
+        across types, so edges are found between the ends their ids name, and only
+        ids that name no ends walk the owner's relationships."""
+        ids = list(dict.fromkeys(ids))
+        ends = [end for edge in ids for end in _possible_ends(edge)]
+        records = tx.run(cypher("edges_between"), user=user, ends=ends)
+        found = {r["id"]: r["ref"] for r in records}
         rest = [edge for edge in ids if edge not in found]
         if rest:
-            found.update({r["id"]: r["ref"] for r in run("edges_locate", user=user, ids=rest)})
+            records = tx.run(cypher("edges_locate"), user=user, ids=rest)
+            found.update({r["id"]: r["ref"] for r in records})
         return found
 
     def list_conversations(self, user: str) -> list[Conversation]:
