@@ -45,7 +45,7 @@ from pegasus.time.decay import DecayRule
 
 # Records were validated on the way in: the stores read them back without validation
 # (it dominated recall's reads), but still build the proper types, enum members by
-# plain dict lookup (calling the enum classes was a sixth of a 100k-edge pull).
+# plain dict lookup, faster than calling the enum classes.
 KINDS = {kind.value: kind for kind in Kind}
 STABILITIES = {stability.value: stability for stability in Stability}
 CARDINALITIES = {cardinality.value: cardinality for cardinality in Cardinality}
