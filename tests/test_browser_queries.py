@@ -63,6 +63,11 @@ def test_browser_shows_the_sample_styled(_neo4j_session_store) -> None:
             # The guide opens by itself once Browser is connected.
             page.locator("pre.runnable", has_text=":param user").wait_for(timeout=90_000)
             run(page, f":param user => '{user}'; :param name => 'Joshua'")
+            # Both set before the query runs: on a busy machine it could run first.
+            done = page.locator(
+                '[data-testid="multi-statement-list-icon"][title="Status: success"]'
+            )
+            done.nth(1).wait_for(timeout=30_000)
             page.get_by_test_id("nextSlide").click()
             page.get_by_test_id("nextSlide").click()
             page.locator("pre.runnable", has_text="names_folded").click()  # neighbourhood
