@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -44,6 +45,7 @@ SAMPLE = json.loads((ROOT / "pegasus" / "data" / "conversation.json").read_text(
 RECORDING = json.loads((ROOT / "pegasus" / "data" / "seed_extraction.json").read_text())
 FRESH_RUNS = 40
 CLIENT_SECONDS = 10.0
+POOL = 20_000  # messages for the throughput runs, none asked twice
 PORT = 8791
 
 
@@ -58,15 +60,15 @@ def spread(values: list[float]) -> dict[str, float]:
             "p95_ms": round(percentile(values, 0.95), 1)}  # fmt: skip
 
 
-def throughput(url: str, user: str, texts: list[str], clients: int) -> float:
+def throughput(url: str, user: str, texts: Iterator[str], clients: int) -> float:
+    """Recalls a second by ``clients`` threads, each message taken once from ``texts``."""
     counts = [0] * clients
     deadline = time.monotonic() + CLIENT_SECONDS
 
     def client(index: int) -> None:
         with httpx.Client(base_url=url, timeout=60) as http:
             while time.monotonic() < deadline:
-                text = texts[(counts[index] * clients + index) % len(texts)]
-                http.post("/recall", json={"user": user, "message": text}).raise_for_status()
+                http.post("/recall", json={"user": user, "message": next(texts)}).raise_for_status()
                 counts[index] += 1
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
@@ -121,7 +123,9 @@ def measure(kind: str, edges: int, args: argparse.Namespace, env: dict[str, str]
         process = serve(url, env | {"PEGASUS_USER": user})  # its owner: warmed at start
         service = f"http://127.0.0.1:{PORT}"
         try:
-            texts = messages(data.graph, FRESH_RUNS, seed=3)
+            # Each measurement its own messages: the service remembers the texts it
+            # embedded, and a message asked again would skip the model.
+            texts, posted, typed = (messages(data.graph, FRESH_RUNS, seed=s) for s in (3, 4, 6))
             hook = [sys.executable, "-m", "pegasus.integrations.hooks", "--user", user]
             out["hook"] = spread([
                 timed(hook, env, json.dumps({"hook_event_name": "UserPromptSubmit",
@@ -131,10 +135,10 @@ def measure(kind: str, edges: int, args: argparse.Namespace, env: dict[str, str]
             # A new connection for each hook, as an assistant would not keep one open.
             fresh = httpx.Limits(max_keepalive_connections=0)
             with httpx.Client(base_url=service, timeout=60, limits=fresh) as http:
-                out["http_hook"] = spread([http_hook(http, user, text) for text in texts])
+                out["http_hook"] = spread([http_hook(http, user, text) for text in posted])
             cli = [str(Path(sys.executable).parent / "pegasus"), "--user", user, "recall"]
-            out["cli_recall"] = spread([timed([*cli, text], env) for text in texts[:20]])
-            pool = messages(data.graph, 400, seed=9)
+            out["cli_recall"] = spread([timed([*cli, text], env) for text in typed[:20]])
+            pool = iter(messages(data.graph, POOL, seed=9))
             out["recalls_per_s"] = {n: throughput(service, user, pool, n) for n in (1, 4, 16)}
             out["service_memory"] = resident_mb(process.pid)
             if first_write:
