@@ -125,12 +125,12 @@ def measure(kind: str, edges: int, args: argparse.Namespace, env: dict[str, str]
         try:
             # Each measurement its own messages: the service remembers the texts it
             # embedded, and a message asked again would skip the model.
-            texts, posted, typed = (messages(data.graph, FRESH_RUNS, seed=s) for s in (3, 4, 6))
+            prompts, posted, typed = (messages(data.graph, FRESH_RUNS, seed=s) for s in (3, 4, 6))
             hook = [sys.executable, "-m", "pegasus.integrations.hooks", "--user", user]
             out["hook"] = spread([
                 timed(hook, env, json.dumps({"hook_event_name": "UserPromptSubmit",
                                              "session_id": "bench", "prompt": text}))
-                for text in texts
+                for text in prompts
             ])  # fmt: skip
             # A new connection for each hook, as an assistant would not keep one open.
             fresh = httpx.Limits(max_keepalive_connections=0)
