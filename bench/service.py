@@ -5,9 +5,10 @@
 For each (store, size): bench/generator.py's memory is imported and its keys
 embedded (Neo4j is then left --settle seconds to finish its index merges),
 ``pegasus serve`` is started on it, and then measured from outside:
-the wall time of the Claude Code hook command and of ``pegasus recall``, each a
-fresh process asking the running service, and of Claude Code's HTTP hook (the
-prompt's JSON posted to the service on a new connection) (p50/p95); recalls per second with 1, 4
+the wall time of the hook command, of the prompt's ``curl`` command hook and of
+``pegasus recall``, each a fresh process asking the running service, and of Claude
+Code's HTTP hook (the prompt's JSON posted to the service on a new connection)
+(p50/p95); recalls per second with 1, 4
 and 16 concurrent clients over HTTP; the service's resident memory. Once per run:
 ``pegasus --help`` and the first write of a new user's memory (the sample
 conversation, the model's replies instant from the scripted server, so the time is
@@ -35,7 +36,7 @@ from bench.import_edges import RESULTS
 from bench.recall_latency import messages, percentile
 from bench.stores import add_settle_option, add_store_options, bench_store, settle
 from pegasus.embed import default_embedder
-from pegasus.integrations.hooks import PROMPT_PATH
+from pegasus.integrations.hooks import PROMPT_PATH, prompt_command
 from pegasus.llm.scripted import ScriptedServer, by_round, recorded_rounds
 from pegasus.memory import Memory
 from pegasus.stores import Changes
@@ -51,8 +52,17 @@ PORT = 8791
 
 def timed(command: list[str], env: dict[str, str], stdin: str = "") -> float:
     start = time.perf_counter()
-    subprocess.run(command, input=stdin, env=env, capture_output=True, text=True, check=True)
-    return (time.perf_counter() - start) * 1000
+    done = subprocess.run(command, input=stdin, env=env, capture_output=True, text=True,
+                          check=True)  # fmt: skip
+    elapsed = (time.perf_counter() - start) * 1000
+    if stdin:  # a hook: a failure is one line on stderr, the answer JSON or nothing
+        assert not done.stderr, done.stderr
+        json.loads(done.stdout or "{}")
+    return elapsed
+
+
+def hook_payload(prompt: str) -> dict[str, str]:
+    return {"hook_event_name": "UserPromptSubmit", "session_id": "bench", "prompt": prompt}
 
 
 def spread(values: list[float]) -> dict[str, float]:
@@ -82,9 +92,7 @@ def throughput(url: str, user: str, texts: Iterator[str], clients: int) -> float
 def http_hook(http: httpx.Client, user: str, text: str) -> float:
     """Claude Code's HTTP hook for a prompt: its JSON posted on a new connection."""
     start = time.perf_counter()
-    http.post(PROMPT_PATH, params={"user": user},
-              json={"hook_event_name": "UserPromptSubmit", "session_id": "bench",
-                    "prompt": text}).raise_for_status()  # fmt: skip
+    http.post(PROMPT_PATH, params={"user": user}, json=hook_payload(text)).raise_for_status()
     return (time.perf_counter() - start) * 1000
 
 
@@ -125,13 +133,15 @@ def measure(kind: str, edges: int, args: argparse.Namespace, env: dict[str, str]
         try:
             # Each measurement its own messages: the service remembers the texts it
             # embedded, and a message asked again would skip the model.
-            prompts, posted, typed = (messages(data.graph, FRESH_RUNS, seed=s) for s in (3, 4, 6))
+            prompts, curled, posted, typed = (messages(data.graph, FRESH_RUNS, seed=s)
+                                              for s in (3, 5, 4, 6))  # fmt: skip
             hook = [sys.executable, "-m", "pegasus.integrations.hooks", "--user", user]
-            out["hook"] = spread([
-                timed(hook, env, json.dumps({"hook_event_name": "UserPromptSubmit",
-                                             "session_id": "bench", "prompt": text}))
-                for text in prompts
-            ])  # fmt: skip
+            asked = {text: json.dumps(hook_payload(text)) for text in prompts + curled}
+            out["hook"] = spread([timed(hook, env, asked[text]) for text in prompts])
+            curl = prompt_command(service, user)
+            if curl is not None:  # as the assistant runs it: through the shell
+                out["curl_hook"] = spread([timed(["sh", "-c", curl], env, asked[text])
+                                           for text in curled])  # fmt: skip
             # A new connection for each hook, as an assistant would not keep one open.
             fresh = httpx.Limits(max_keepalive_connections=0)
             with httpx.Client(base_url=service, timeout=60, limits=fresh) as http:

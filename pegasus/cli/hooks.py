@@ -42,7 +42,7 @@ def install(
         typer.Option(
             "--http/--command",
             help="Claude Code: post each prompt to the service (an HTTP hook, no process "
-            "started), or run the hook command as Codex does (older Claude Code).",
+            "started), or run a command as Codex does (older Claude Code).",
         ),
     ] = True,
 ) -> None:
@@ -54,12 +54,9 @@ def install(
     from pegasus.paths import DEFAULT_URL
 
     path = _path(target, project)
-    url = (service_url() or DEFAULT_URL) if http and target == "claude-code" else None
-    events = write(path, target, ctx.obj.user, url)
+    url = service_url() or DEFAULT_URL
+    events = write(path, target, ctx.obj.user, url, http=http and target == "claude-code")
     typer.echo(f"installed in {path}: {', '.join(events)}")
-    if url is None:
-        typer.echo("memory reaches the prompt while `pegasus serve` runs")
-        return
     typer.echo(f"memory reaches the prompt while the service at {url} runs")
     try:
         answers = call(url, "/health", timeout=2.0) is not None

@@ -6,17 +6,21 @@ stdin (both assistants send the same fields and read the same answer). The comma
 uses the standard library and the running memory service only, so it starts in a
 few tens of milliseconds; when no service answers, a prompt goes on with no memory
 (one line on stderr, never an error) and a session is queued for the service's
-next start. Claude Code can also post a prompt's hook JSON straight to the service
-(an HTTP hook, :func:`prompt_hook`), which starts no process at all. ``pegasus hooks
-install claude-code|codex`` writes the hooks into the assistant's settings, Claude
-Code's prompt hook as an HTTP hook unless told ``--command`` (``install`` and
-``uninstall`` below)."""
+next start. On a prompt the command is only a messenger, so where ``curl`` is found
+the prompt's hook is ``curl`` posting the hook's JSON to the service
+(:func:`prompt_command`, a few milliseconds to start against Python's tens), and
+Claude Code can post it itself (an HTTP hook, :func:`prompt_hook`), which starts no
+process at all. ``pegasus hooks install claude-code|codex`` writes the hooks into the
+assistant's settings, Claude Code's prompt hook as an HTTP hook unless told
+``--command`` (``install`` and ``uninstall`` below)."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
+import shlex
+import shutil
 import sys
 import urllib.parse
 from pathlib import Path
@@ -168,8 +172,6 @@ def main(argv: list[str] | None = None) -> int:
 
 # --- the settings file ------------------------------------------------------------
 def hook_command(user: str | None = None) -> str:
-    import shlex
-
     words = [sys.executable, "-m", MODULE, *(["--user", user] if user else [])]
     return " ".join(shlex.quote(word) for word in words)
 
@@ -186,16 +188,35 @@ def prompt_hook(url: str, user: str | None = None) -> dict[str, Any]:
             "allowedEnvVars": ["PEGASUS_TOKEN"]}  # fmt: skip
 
 
+def prompt_command(url: str, user: str | None = None) -> str | None:
+    """A prompt's command hook that posts the hook's JSON to the service at ``url``
+    with ``curl`` and prints its answer; None where there is no ``curl``. The service
+    does the rest (``prompt_hook``'s endpoint), so no Python starts on a prompt. When
+    nothing answers, or with an error, it prints one line on stderr and exits 0,
+    like the hook command."""
+    curl = shutil.which("curl")
+    if curl is None:
+        return None
+    target = prompt_hook(url, user)["url"]
+    failed = f"pegasus: no memory from the service at {url.rstrip('/')} (is pegasus serve running?)"
+    post = (f"{shlex.quote(curl)} -sf --max-time {RECALL_TIMEOUT:g} "
+            "-H 'Content-Type: application/json' "
+            '-H "Authorization: Bearer $PEGASUS_TOKEN" '
+            f"--data-binary @- {shlex.quote(target)}")  # fmt: skip
+    return f"{post} || echo {shlex.quote(failed)} >&2"
+
+
 def _ours(hook: Any) -> bool:
-    """A hook Pegasus wrote: its command runs our module, or it is an HTTP hook to our
-    endpoint passing our token (a path alone could be anyone's)."""
+    """A hook Pegasus wrote: its command runs our module, or it posts to our endpoint
+    passing our token (an HTTP hook, or ``curl``; a path alone could be anyone's)."""
     if not isinstance(hook, dict):
         return False
     if hook.get("type") == "http":
         url, names = hook.get("url"), hook.get("allowedEnvVars")
         return (isinstance(url, str) and isinstance(names, list) and "PEGASUS_TOKEN" in names
                 and urllib.parse.urlsplit(url).path.endswith(PROMPT_PATH))  # fmt: skip
-    return MODULE in str(hook.get("command", ""))
+    command = str(hook.get("command", ""))
+    return MODULE in command or (f"{PROMPT_PATH}?" in command and "$PEGASUS_TOKEN" in command)
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -253,13 +274,19 @@ def settings_path(assistant: str, root: Path) -> Path:
 
 
 def install(
-    path: Path, assistant: str = "claude-code", user: str | None = None, url: str | None = None
+    path: Path,
+    assistant: str = "claude-code",
+    user: str | None = None,
+    url: str | None = None,
+    http: bool = False,
 ) -> list[str]:
     """Adds Pegasus's hooks (replacing an older install of ours); returns the events.
-    With ``url``, the service's, a prompt's hook is an HTTP hook (:func:`prompt_hook`,
-    Claude Code only); the others stay commands, which read the transcript here."""
-    if url is not None and assistant != "claude-code":
-        raise PegasusError(f"{assistant} runs command hooks only")
+    With ``url``, the service's, a prompt's hook posts to it: Claude Code itself with
+    ``http`` (:func:`prompt_hook`), else ``curl`` where there is one
+    (:func:`prompt_command`). Every other hook runs the hook command, which reads the
+    transcript here and finds the service when it runs."""
+    if http and (url is None or assistant != "claude-code"):
+        raise PegasusError(f"an HTTP hook needs Claude Code and the service's URL, not {assistant}")
     # One owner for every hook, fixed now: prompts and sessions meet in one memory.
     user = owner(user)
     uninstall(path)
@@ -270,7 +297,10 @@ def install(
     for event, timeout in events.items():
         entry = {"type": "command", "command": command, "timeout": timeout}
         if url is not None and event == "UserPromptSubmit":
-            entry = prompt_hook(url, user)
+            if http:
+                entry = prompt_hook(url, user)
+            else:
+                entry["command"] = prompt_command(url, user) or command
         hooks.setdefault(event, []).append({"hooks": [entry]})
     _write(path, settings)
     return list(events)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from pegasus.errors import PegasusError
 from pegasus.integrations.hooks import (
     MODULE,
+    PROMPT_PATH,
     install,
     settings_path,
     transcript_turns,
@@ -111,6 +113,44 @@ def test_hooks_against_the_running_service(tmp_path, serve) -> None:
             assert quiet.returncode == 0 and quiet.stdout == ""
 
 
+def installed_prompt_hook(tmp_path: Path, url: str) -> str:
+    """The command ``install`` writes for Codex's prompts, given the service's URL."""
+    path = settings_path("codex", tmp_path / "home")
+    install(path, "codex", "ana", url=url)
+    (group,) = json.loads(path.read_text())["hooks"]["UserPromptSubmit"]
+    return group["hooks"][0]["command"]
+
+
+def test_the_prompt_command_posts_to_the_service_with_curl(tmp_path, monkeypatch) -> None:
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    with Pegasus(url) as core:
+        core.for_user("ana").import_file(SEED_GRAPH)
+        with running_service(core) as at:
+            command = installed_prompt_hook(tmp_path, at)
+            assert command.startswith(curl_path()) and f"{PROMPT_PATH}?user=ana" in command
+            env = environment(tmp_path, PEGASUS_TOKEN="")
+            asked = subprocess.run(command, shell=True, input=json.dumps(prompt(
+                "Should I take the Nova AI offer from Joshua?")), env=env,
+                capture_output=True, text=True, timeout=60)  # fmt: skip
+            assert asked.returncode == 0, asked.stderr
+            context = json.loads(asked.stdout)["hookSpecificOutput"]["additionalContext"]
+            assert "[MEMORY]" in context and "Joshua" in context
+    # Nothing listens: the prompt goes on, with one line on stderr.
+    gone = subprocess.run(command, shell=True, input=json.dumps(prompt("Joshua?")), env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert gone.returncode == 0 and gone.stdout == ""
+    assert gone.stderr.startswith(f"pegasus: no memory from the service at {at}")
+    # Without curl, the prompt's hook is the hook command, which finds the service itself.
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert installed_prompt_hook(tmp_path, at).endswith(f"{MODULE} --user ana")
+
+
+def curl_path() -> str:
+    curl = shutil.which("curl")
+    assert curl is not None, "curl is part of the machine these tests run on"
+    return curl
+
+
 def test_without_a_service_prompts_go_on_and_sessions_wait(tmp_path, serve) -> None:
     env = environment(tmp_path, PEGASUS_URL="http://127.0.0.1:9")  # nothing listens
     asked = hook(prompt("Should I take the Nova AI offer?"), env)
@@ -142,6 +182,14 @@ FOREIGN = {
             {"hooks": [{"type": "command", "command": "echo hi"}]},
             # Someone else's endpoint of the same name: not ours.
             {"hooks": [{"type": "http", "url": "https://tools.example/hooks/prompt"}]},
+            {
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": "curl -d @- https://tools.example/hooks/prompt?user=me",
+                    }
+                ]
+            },
         ],
         "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}],
     },
@@ -160,7 +208,7 @@ def test_install_and_uninstall_keep_everyone_elses_hooks(tmp_path) -> None:
     ours = [h for groups in settings["hooks"].values() for g in groups for h in g["hooks"]
             if MODULE in h.get("command", "")]  # fmt: skip
     assert len(ours) == 3 and all("--user ana" in h["command"] for h in ours)
-    assert settings["hooks"]["UserPromptSubmit"][:2] == FOREIGN["hooks"]["UserPromptSubmit"]
+    assert settings["hooks"]["UserPromptSubmit"][:3] == FOREIGN["hooks"]["UserPromptSubmit"]
     assert uninstall(path) == 3
     assert json.loads(path.read_text()) == FOREIGN
     assert uninstall(path) == 0
@@ -170,8 +218,8 @@ def test_claude_codes_prompt_hook_can_post_to_the_service(tmp_path) -> None:
     path = tmp_path / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps(FOREIGN))
-    install(path, "claude-code", "ana b", url="http://127.0.0.1:8765/")
-    install(path, "claude-code", "ana b", url="http://127.0.0.1:8765/")  # twice is once
+    install(path, "claude-code", "ana b", url="http://127.0.0.1:8765/", http=True)
+    install(path, "claude-code", "ana b", url="http://127.0.0.1:8765/", http=True)  # once
     hooks = json.loads(path.read_text())["hooks"]
     *foreign, (posted,) = (g["hooks"] for g in hooks["UserPromptSubmit"])
     assert [{"hooks": h} for h in foreign] == FOREIGN["hooks"]["UserPromptSubmit"]
@@ -183,8 +231,8 @@ def test_claude_codes_prompt_hook_can_post_to_the_service(tmp_path) -> None:
     assert hooks["SessionEnd"][0]["hooks"][0]["command"].endswith(f"{MODULE} --user 'ana b'")
     assert uninstall(path) == 3
     assert json.loads(path.read_text()) == FOREIGN
-    with pytest.raises(PegasusError, match="command hooks only"):
-        install(settings_path("codex", tmp_path), "codex", url="http://127.0.0.1:8765")
+    with pytest.raises(PegasusError, match="HTTP hook needs Claude Code"):
+        install(settings_path("codex", tmp_path), "codex", url="http://127.0.0.1:8765", http=True)
     assert not settings_path("codex", tmp_path).exists()
 
 
@@ -199,7 +247,8 @@ def test_the_command_line_installs_the_http_hook_by_default(tmp_path, monkeypatc
     assert prompt_hook["url"] == "http://127.0.0.1:9100/hooks/prompt?user=ana"
     assert run_cli(capsys, "hooks", "install", "claude-code", "--project", "--command").code == 0
     prompt_hook = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
-    assert prompt_hook["type"] == "command" and MODULE in prompt_hook["command"]
+    assert prompt_hook["type"] == "command" and prompt_hook["command"].startswith(curl_path())
+    assert "http://127.0.0.1:9100/hooks/prompt?user=default" in prompt_hook["command"]
     # No owner named: the default, for prompts and sessions alike.
     monkeypatch.delenv("PEGASUS_USER", raising=False)
     assert run_cli(capsys, "hooks", "install", "claude-code", "--project").code == 0
