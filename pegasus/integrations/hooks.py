@@ -285,8 +285,10 @@ def install(
     ``http`` (:func:`prompt_hook`), else ``curl`` where there is one
     (:func:`prompt_command`). Every other hook runs the hook command, which reads the
     transcript here and finds the service when it runs."""
-    if http and (url is None or assistant != "claude-code"):
-        raise PegasusError(f"an HTTP hook needs Claude Code and the service's URL, not {assistant}")
+    if http and assistant != "claude-code":
+        raise PegasusError(f"{assistant} runs command hooks only")
+    if http and url is None:
+        raise PegasusError("an HTTP hook needs the service's URL")
     # One owner for every hook, fixed now: prompts and sessions meet in one memory.
     user = owner(user)
     uninstall(path)

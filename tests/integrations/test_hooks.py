@@ -231,7 +231,7 @@ def test_claude_codes_prompt_hook_can_post_to_the_service(tmp_path) -> None:
     assert hooks["SessionEnd"][0]["hooks"][0]["command"].endswith(f"{MODULE} --user 'ana b'")
     assert uninstall(path) == 3
     assert json.loads(path.read_text()) == FOREIGN
-    with pytest.raises(PegasusError, match="HTTP hook needs Claude Code"):
+    with pytest.raises(PegasusError, match="command hooks only"):
         install(settings_path("codex", tmp_path), "codex", url="http://127.0.0.1:8765", http=True)
     assert not settings_path("codex", tmp_path).exists()
 
