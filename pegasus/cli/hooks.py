@@ -51,12 +51,18 @@ def install(
     PreCompact). Other hooks in the file are kept."""
     from pegasus.client import call, service_url
     from pegasus.integrations.hooks import install as write
+    from pegasus.integrations.hooks import prompt_command
     from pegasus.paths import DEFAULT_URL
 
     path = _path(target, project)
     url = service_url() or DEFAULT_URL
-    events = write(path, target, ctx.obj.user, url, http=http and target == "claude-code")
+    http = http and target == "claude-code"
+    events = write(path, target, ctx.obj.user, url, http=http)
     typer.echo(f"installed in {path}: {', '.join(events)}")
+    if not http and prompt_command(url) is None:
+        typer.echo("memory reaches the prompt while `pegasus serve` runs (the hook command "
+                   "finds it)")  # fmt: skip
+        return
     typer.echo(f"memory reaches the prompt while the service at {url} runs")
     try:
         answers = call(url, "/health", timeout=2.0) is not None

@@ -32,6 +32,7 @@ from pegasus.errors import PegasusError, StoreError
 MODULE = "pegasus.integrations.hooks"
 PROMPT_PATH = "/hooks/prompt"  # the service's endpoint for Claude Code's HTTP hook
 RECALL_TIMEOUT = 3.0  # seconds a prompt may wait for memory, at worst
+CURL_FAILED = "pegasus: no memory from the service at "  # and marks the curl hook as ours
 # Each assistant's settings file (under the project or the home folder) and the hooks
 # Pegasus adds to it, with their timeouts in seconds. Codex has no session end: its
 # Stop (after each turn) sends the session so far, and ingest takes the new turns.
@@ -190,25 +191,36 @@ def prompt_hook(url: str, user: str | None = None) -> dict[str, Any]:
 
 def prompt_command(url: str, user: str | None = None) -> str | None:
     """A prompt's command hook that posts the hook's JSON to the service at ``url``
-    with ``curl`` and prints its answer; None where there is no ``curl``. The service
-    does the rest (``prompt_hook``'s endpoint), so no Python starts on a prompt. When
-    nothing answers, or with an error, it prints one line on stderr and exits 0,
-    like the hook command."""
+    with ``curl`` and prints its answer, so no Python starts on a prompt (the
+    service's ``prompt_hook`` endpoint does the rest). None where there is no
+    ``curl``, or with ``PEGASUS_TOKEN`` set: a token on curl's command line would
+    show in the process list, and the hook command keeps it in its environment.
+
+    It runs under ``sh`` whatever the assistant's shell, ignores ``~/.curlrc`` and
+    proxies, and prints the answer only once all of it has come: when nothing
+    answers, or with an error or a timeout, it prints one line on stderr and exits
+    0, like the hook command."""
     curl = shutil.which("curl")
-    if curl is None:
+    if curl is None or os.environ.get("PEGASUS_TOKEN"):
         return None
     target = prompt_hook(url, user)["url"]
-    failed = f"pegasus: no memory from the service at {url.rstrip('/')} (is pegasus serve running?)"
-    post = (f"{shlex.quote(curl)} -sf --max-time {RECALL_TIMEOUT:g} "
-            "-H 'Content-Type: application/json' "
-            '-H "Authorization: Bearer $PEGASUS_TOKEN" '
-            f"--data-binary @- {shlex.quote(target)}")  # fmt: skip
-    return f"{post} || echo {shlex.quote(failed)} >&2"
+    failed = f"{CURL_FAILED}{url.rstrip('/')} (is pegasus serve running there, with no token?)"
+    post = (f'{_quoted(curl)} -q -sf --noproxy "*" --max-time {RECALL_TIMEOUT:g} '
+            f'-H "Content-Type: application/json" --data-binary @- {_quoted(target)}')  # fmt: skip
+    script = f'answer=$({post}) && printf "%s" "$answer" || echo {_quoted(failed)} >&2'
+    return f"sh -c {shlex.quote(script)}"
+
+
+def _quoted(text: str) -> str:
+    """``text`` as one word of the script in double quotes, which read better inside
+    the single quotes around it; in single quotes where double ones would expand."""
+    return f'"{text}"' if not set(text) & set('"$`\\!') else shlex.quote(text)
 
 
 def _ours(hook: Any) -> bool:
-    """A hook Pegasus wrote: its command runs our module, or it posts to our endpoint
-    passing our token (an HTTP hook, or ``curl``; a path alone could be anyone's)."""
+    """A hook Pegasus wrote: its command runs our module or is ``prompt_command``'s,
+    or it is an HTTP hook to our endpoint passing our token (a path alone could be
+    anyone's)."""
     if not isinstance(hook, dict):
         return False
     if hook.get("type") == "http":
@@ -216,7 +228,7 @@ def _ours(hook: Any) -> bool:
         return (isinstance(url, str) and isinstance(names, list) and "PEGASUS_TOKEN" in names
                 and urllib.parse.urlsplit(url).path.endswith(PROMPT_PATH))  # fmt: skip
     command = str(hook.get("command", ""))
-    return MODULE in command or (f"{PROMPT_PATH}?" in command and "$PEGASUS_TOKEN" in command)
+    return MODULE in command or (f"{PROMPT_PATH}?" in command and CURL_FAILED in command)
 
 
 def _read(path: Path) -> dict[str, Any]:

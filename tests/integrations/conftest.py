@@ -17,10 +17,13 @@ from tests.test_serve import free_port
 
 @contextmanager
 def running_service(
-    core: Pegasus, llm: LLM | None = None, jobs_folder: Path | None = None
+    core: Pegasus,
+    llm: LLM | None = None,
+    jobs_folder: Path | None = None,
+    token: str | None = None,
 ) -> Iterator[str]:
     """The service's URL while it runs."""
-    app = create_app(core, llm=llm, jobs_folder=jobs_folder)
+    app = create_app(core, token=token, llm=llm, jobs_folder=jobs_folder)
     server = uvicorn.Server(uvicorn.Config(app, port=free_port(), log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

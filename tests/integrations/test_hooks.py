@@ -16,7 +16,6 @@ import pytest
 from pegasus.errors import PegasusError
 from pegasus.integrations.hooks import (
     MODULE,
-    PROMPT_PATH,
     install,
     settings_path,
     transcript_turns,
@@ -113,36 +112,53 @@ def test_hooks_against_the_running_service(tmp_path, serve) -> None:
             assert quiet.returncode == 0 and quiet.stdout == ""
 
 
-def installed_prompt_hook(tmp_path: Path, url: str) -> str:
+def installed_prompt_hook(tmp_path: Path, url: str, user: str) -> str:
     """The command ``install`` writes for Codex's prompts, given the service's URL."""
     path = settings_path("codex", tmp_path / "home")
-    install(path, "codex", "ana", url=url)
+    install(path, "codex", user, url=url)
     (group,) = json.loads(path.read_text())["hooks"]["UserPromptSubmit"]
     return group["hooks"][0]["command"]
 
 
+def run_in_shell(command: str, text: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(command, shell=True, input=json.dumps(prompt(text)), env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+
+
 def test_the_prompt_command_posts_to_the_service_with_curl(tmp_path, monkeypatch) -> None:
-    url = f"sqlite:///{tmp_path / 'memory.db'}"
-    with Pegasus(url) as core:
-        core.for_user("ana").import_file(SEED_GRAPH)
+    user = "o'brien $x ü"  # quotes, a dollar and a non-ASCII letter survive two shells
+    monkeypatch.delenv("PEGASUS_TOKEN", raising=False)
+    # A curlrc asking for headers and a proxy for everything: neither may reach the hook.
+    (tmp_path / ".curlrc").write_text("-i\n")
+    env = environment(tmp_path, HOME=str(tmp_path), http_proxy="http://127.0.0.1:9",
+                      HTTP_PROXY="http://127.0.0.1:9")  # fmt: skip
+    with Pegasus(f"sqlite:///{tmp_path / 'memory.db'}") as core:
+        core.for_user(user).import_file(SEED_GRAPH)
         with running_service(core) as at:
-            command = installed_prompt_hook(tmp_path, at)
-            assert command.startswith(curl_path()) and f"{PROMPT_PATH}?user=ana" in command
-            env = environment(tmp_path, PEGASUS_TOKEN="")
-            asked = subprocess.run(command, shell=True, input=json.dumps(prompt(
-                "Should I take the Nova AI offer from Joshua?")), env=env,
-                capture_output=True, text=True, timeout=60)  # fmt: skip
-            assert asked.returncode == 0, asked.stderr
+            command = installed_prompt_hook(tmp_path, at, user)
+            assert command.startswith("sh -c ") and curl_path() in command
+            asked = run_in_shell(command, "Should I take the Nova AI offer from Joshua?", env)
+            assert asked.returncode == 0 and asked.stderr == ""
             context = json.loads(asked.stdout)["hookSpecificOutput"]["additionalContext"]
             assert "[MEMORY]" in context and "Joshua" in context
+            quiet = run_in_shell(command, "How do I reverse a list in Python?", env)
+            assert quiet.returncode == 0 and json.loads(quiet.stdout) == {}
+        with running_service(core, token="s3cret") as guarded:
+            # A token set after install: refused, and said so, never an error.
+            refused = run_in_shell(installed_prompt_hook(tmp_path, guarded, user), "Joshua?", env)
+            assert refused.returncode == 0 and refused.stdout == ""
+            assert "with no token?" in refused.stderr
     # Nothing listens: the prompt goes on, with one line on stderr.
-    gone = subprocess.run(command, shell=True, input=json.dumps(prompt("Joshua?")), env=env,
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    gone = run_in_shell(command, "Joshua?", env)
     assert gone.returncode == 0 and gone.stdout == ""
     assert gone.stderr.startswith(f"pegasus: no memory from the service at {at}")
-    # Without curl, the prompt's hook is the hook command, which finds the service itself.
+    # A token, or no curl: the prompt's hook is the hook command, which finds the
+    # service itself and keeps the token out of the process list.
+    monkeypatch.setenv("PEGASUS_TOKEN", "s3cret")
+    assert installed_prompt_hook(tmp_path, at, "ana").endswith(f"{MODULE} --user ana")
+    monkeypatch.delenv("PEGASUS_TOKEN")
     monkeypatch.setattr(shutil, "which", lambda name: None)
-    assert installed_prompt_hook(tmp_path, at).endswith(f"{MODULE} --user ana")
+    assert installed_prompt_hook(tmp_path, at, "ana").endswith(f"{MODULE} --user ana")
 
 
 def curl_path() -> str:
@@ -186,7 +202,8 @@ FOREIGN = {
                 "hooks": [
                     {
                         "type": "command",
-                        "command": "curl -d @- https://tools.example/hooks/prompt?user=me",
+                        "command": 'curl -d @- -H "Authorization: $PEGASUS_TOKEN" '
+                        "https://tools.example/hooks/prompt?user=me",
                     }
                 ]
             },
@@ -247,7 +264,7 @@ def test_the_command_line_installs_the_http_hook_by_default(tmp_path, monkeypatc
     assert prompt_hook["url"] == "http://127.0.0.1:9100/hooks/prompt?user=ana"
     assert run_cli(capsys, "hooks", "install", "claude-code", "--project", "--command").code == 0
     prompt_hook = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
-    assert prompt_hook["type"] == "command" and prompt_hook["command"].startswith(curl_path())
+    assert prompt_hook["type"] == "command" and curl_path() in prompt_hook["command"]
     assert "http://127.0.0.1:9100/hooks/prompt?user=default" in prompt_hook["command"]
     # No owner named: the default, for prompts and sessions alike.
     monkeypatch.delenv("PEGASUS_USER", raising=False)
