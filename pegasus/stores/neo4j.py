@@ -65,6 +65,7 @@ from pegasus.stores.base import (
     check_hops,
     checked,
 )
+from pegasus.stores.graph_copy import GraphCopy, HeldGraphs
 from pegasus.stores.vectors import SCAN_FROM, KeyVectors
 from pegasus.time.decay import DecayRule
 
@@ -239,6 +240,13 @@ def _held_bytes(keys: int, dims: int) -> int:
     return keys * (KEY_OVERHEAD + 8 * dims + scanned)
 
 
+def _changes_graph(changes: Changes) -> bool:
+    """Whether ``changes`` write what a copy of the graph holds: a recall's notes of
+    used edges, journal lines and conversation records do not."""
+    return bool(changes.nodes or changes.edges or changes.strengths or changes.delete_nodes
+                or changes.delete_edges or changes.self_id is not None)  # fmt: skip
+
+
 def _batches(rows: Sequence[Any], size: int = WRITE_BATCH) -> Iterable[Sequence[Any]]:
     for start in range(0, len(rows), size):
         yield rows[start : start + size]
@@ -268,6 +276,8 @@ class Neo4jStore(Store):
         self._loading: set[str] = set()  # owners being read in the background
         self._unheld: set[str] = set()  # owners too large to hold
         self._looked = threading.local()  # owner states read once inside ``reading``
+        # After ``warm``, the owners' graphs too, in as much room again (graph_copy.py).
+        self._graphs = HeldGraphs(self._graph_copy, held_mb)
         try:
             # Notifications (such as "property key does not exist" on a fresh
             # database) are advice for people typing queries, not for this module.
@@ -388,6 +398,8 @@ class Neo4jStore(Store):
         if changes.keys or removing:
             record = tx.run(cypher("owner_keys_changed"), user=user, removing=removing).single()
             version = record["version"]
+        if _changes_graph(changes):
+            tx.run(cypher("owner_graph_changed"), user=user).consume()
         if removing:
             removed = self._tx_key_vectors(tx, user, changes.delete_keys, changes.delete_nodes)
             self._shift_key_stats(tx, user, removed=removed)
@@ -502,9 +514,13 @@ class Neo4jStore(Store):
 
     # --- reads ------------------------------------------------------------------
     def get_nodes(self, user: str, ids: Iterable[str]) -> list[Node]:
+        if copy := self._graph(user):
+            return copy.get_nodes(ids)
         return [_node_from(r["props"]) for r in self._read("nodes_get", user=user, ids=list(ids))]
 
     def get_edges(self, user: str, ids: Iterable[str]) -> list[Edge]:
+        if copy := self._graph(user):
+            return copy.get_edges(ids)
         ids = list(dict.fromkeys(ids))
         ends = [end for edge in ids for end in _possible_ends(edge)]
         records = self._read("edges_get_between", user=user, ends=ends)
@@ -547,6 +563,8 @@ class Neo4jStore(Store):
         return self._owner(user)["self_id"]
 
     def find_nodes_named(self, user: str, names: Iterable[str]) -> list[Node]:
+        if copy := self._graph(user):
+            return copy.find_nodes_named(names)
         folded = [name for name in dict.fromkeys(name_key(n) for n in names) if name]
         found: dict[str, Node] = {}
         for chunk in _batches(folded, NAMES_PER_QUERY):
@@ -569,6 +587,8 @@ class Neo4jStore(Store):
         return list({e.id: e for e in map(_edge_from, records)}.values())
 
     def edges_with_relation(self, user: str, relations: Iterable[str]) -> list[Edge]:
+        if copy := self._graph(user):
+            return copy.edges_with_relation(relations)
         labels = [check_relation(label) for label in relations]
         return [_edge_from(r) for r in self._read("edges_with_relation", user=user, labels=labels)]
 
@@ -581,6 +601,8 @@ class Neo4jStore(Store):
         stop_at: Iterable[str] = (),
         with_nodes: bool = True,
     ) -> Graph:
+        if copy := self._graph(user):
+            return copy.subgraph(seed_ids, hops, live_only, stop_at, with_nodes)
         check_hops(hops)
         records = self._read(
             "subgraph",
@@ -736,6 +758,9 @@ class Neo4jStore(Store):
 
     def warm(self, user: str) -> None:
         self._held_copy(user, wait=True)
+        if self._holding:
+            self._graphs.serving = True
+            self._graphs.read(user)
         # A process that warms (the service) serves many searches: other large owners
         # are worth reading too. A one-shot command would only pay for the reading.
         self._background = True
@@ -797,6 +822,18 @@ class Neo4jStore(Store):
                 self._held.pop(user, None)
                 return None
         return copy
+
+    def _graph(self, user: str) -> GraphCopy | None:
+        """The owner's graph in memory while a recall reads (``reading``), if current."""
+        if not self._graphs.serving or user not in getattr(self._looked, "owners", {}):
+            return None
+        return self._graphs.current(user, self._owner(user)["graph"])
+
+    def _graph_copy(self, user: str) -> GraphCopy:
+        version = self._read("owner_state", user=user)[0]["graph"]  # before the graph
+        nodes = self._read("export_nodes", lambda r: _node_from(r["props"]), user=user)
+        edges = self._read("export_edges", _edge_from, user=user)
+        return GraphCopy.of(Graph(nodes=nodes, edges=edges), version)
 
     def _search_index(
         self,
@@ -866,6 +903,7 @@ class Neo4jStore(Store):
             self._query(
                 cypher("decay"), user=owner, now=now, batch_size=batch_size, **rule.params()
             )
+            self._query(cypher("owner_graph_changed"), user=owner)
             counts = self._read("decay_counts", user=owner)[0]
             report.edges += counts["edges"]
             report.dormant += counts["dormant"] or 0

@@ -40,6 +40,7 @@ from pegasus.stores.base import (
     check_hops,
     checked,
 )
+from pegasus.stores.graph_copy import GraphCopy, HeldGraphs
 from pegasus.stores.vectors import KeyVectors
 from pegasus.time.decay import SECONDS_PER_DAY, DecayRule, decayed
 
@@ -170,6 +171,52 @@ MIGRATIONS: list[tuple[str, str]] = [
             ON CONFLICT (user) DO UPDATE SET version = version + 1;
         END;
         INSERT INTO key_versions SELECT DISTINCT user, 1 FROM keys
+        """,
+    ),
+    (
+        # A version per owner, raised by any write to the owner's nodes, edges or self
+        # node: a service holding the owner's graph in memory (graph_copy.py) reads
+        # one row to know whether its copy is still current.
+        "0006_graph_versions",
+        """
+        CREATE TABLE graph_versions (user TEXT PRIMARY KEY, version INTEGER NOT NULL);
+        CREATE TRIGGER nodes_insert AFTER INSERT ON nodes BEGIN
+            INSERT INTO graph_versions VALUES (new.user, 1)
+            ON CONFLICT (user) DO UPDATE SET version = version + 1;
+        END;
+        CREATE TRIGGER nodes_update AFTER UPDATE ON nodes BEGIN
+            INSERT INTO graph_versions VALUES (new.user, 1)
+            ON CONFLICT (user) DO UPDATE SET version = version + 1;
+        END;
+        CREATE TRIGGER nodes_delete AFTER DELETE ON nodes BEGIN
+            INSERT INTO graph_versions VALUES (old.user, 1)
+            ON CONFLICT (user) DO UPDATE SET version = version + 1;
+        END;
+        CREATE TRIGGER edges_insert AFTER INSERT ON edges BEGIN
+            INSERT INTO graph_versions VALUES (new.user, 1)
+            ON CONFLICT (user) DO UPDATE SET version = version + 1;
+        END;
+        CREATE TRIGGER edges_update AFTER UPDATE ON edges BEGIN
+            INSERT INTO graph_versions VALUES (new.user, 1)
+            ON CONFLICT (user) DO UPDATE SET version = version + 1;
+        END;
+        CREATE TRIGGER edges_delete AFTER DELETE ON edges BEGIN
+            INSERT INTO graph_versions VALUES (old.user, 1)
+            ON CONFLICT (user) DO UPDATE SET version = version + 1;
+        END;
+        CREATE TRIGGER owners_insert AFTER INSERT ON owners BEGIN
+            INSERT INTO graph_versions VALUES (new.user, 1)
+            ON CONFLICT (user) DO UPDATE SET version = version + 1;
+        END;
+        CREATE TRIGGER owners_update AFTER UPDATE ON owners BEGIN
+            INSERT INTO graph_versions VALUES (new.user, 1)
+            ON CONFLICT (user) DO UPDATE SET version = version + 1;
+        END;
+        CREATE TRIGGER owners_delete AFTER DELETE ON owners BEGIN
+            INSERT INTO graph_versions VALUES (old.user, 1)
+            ON CONFLICT (user) DO UPDATE SET version = version + 1;
+        END;
+        INSERT INTO graph_versions SELECT DISTINCT user, 1 FROM nodes
         """,
     ),
 ]
@@ -310,6 +357,8 @@ class SQLiteStore(Store):
         # Each owner's keys as a matrix, with what they looked like when loaded.
         self._vectors: dict[str, KeyVectors] = {}
         self._cache_lock = threading.Lock()
+        # After ``warm``, the owners' graphs too, for a recall's reads (graph_copy.py).
+        self._graphs = HeldGraphs(self._graph_copy)
         self._migrate()
 
     @classmethod
@@ -599,10 +648,14 @@ class SQLiteStore(Store):
         return rows
 
     def get_nodes(self, user: str, ids: Iterable[str]) -> list[Node]:
+        if copy := self._graph(user):
+            return copy.get_nodes(ids)
         rows = self._select_in("SELECT * FROM nodes WHERE user = ? AND id IN ({marks})", user, ids)
         return [_node_from(r) for r in rows]
 
     def get_edges(self, user: str, ids: Iterable[str]) -> list[Edge]:
+        if copy := self._graph(user):
+            return copy.get_edges(ids)
         rows = self._select_in("SELECT * FROM edges WHERE user = ? AND id IN ({marks})", user, ids)
         return [_edge_from(r) for r in rows]
 
@@ -650,6 +703,8 @@ class SQLiteStore(Store):
         return rows[0][0] if rows else None
 
     def find_nodes_named(self, user: str, names: Iterable[str]) -> list[Node]:
+        if copy := self._graph(user):
+            return copy.find_nodes_named(names)
         folded = list(dict.fromkeys(name_key(name) for name in names))
         rows = self._select_in(
             "SELECT n.* FROM node_names AS nn JOIN nodes AS n ON n.user = nn.user "
@@ -679,6 +734,8 @@ class SQLiteStore(Store):
         stop_at: Iterable[str] = (),
         with_nodes: bool = True,
     ) -> Graph:
+        if copy := self._graph(user):
+            return copy.subgraph(seed_ids, hops, live_only, stop_at, with_nodes)
         check_hops(hops)
         reached = set(seed_ids)
         frontier = set(reached)
@@ -699,13 +756,13 @@ class SQLiteStore(Store):
 
     def export(self, user: str) -> Graph:
         with self._snapshot():
-            nodes = [
-                _node_from(r) for r in self._rows("SELECT * FROM nodes WHERE user = ?", (user,))
-            ]
-            edges = [
-                _edge_from(r) for r in self._rows("SELECT * FROM edges WHERE user = ?", (user,))
-            ]
-            return Graph(nodes, edges, self._conversations(user), self.get_self(user))
+            graph = self._nodes_and_edges(user)
+            return Graph(graph.nodes, graph.edges, self._conversations(user), self.get_self(user))
+
+    def _nodes_and_edges(self, user: str) -> Graph:
+        nodes = self._rows("SELECT * FROM nodes WHERE user = ?", (user,))
+        edges = self._rows("SELECT * FROM edges WHERE user = ?", (user,))
+        return Graph(nodes=[_node_from(r) for r in nodes], edges=[_edge_from(r) for r in edges])
 
     # --- faster than the compositions (see the contract tests) --------------------
     def edges_meeting(self, user: str, claims: Iterable[tuple[str, str, str]]) -> list[Edge]:
@@ -724,6 +781,8 @@ class SQLiteStore(Store):
         return [_edge_from(row) for row in rows.values()]
 
     def edges_with_relation(self, user: str, relations: Iterable[str]) -> list[Edge]:
+        if copy := self._graph(user):
+            return copy.edges_with_relation(relations)
         rows = self._select_in(
             f"SELECT * FROM edges WHERE user = ? AND relation IN ({{marks}}) AND {LIVE}",
             user,
@@ -782,6 +841,32 @@ class SQLiteStore(Store):
 
     def warm(self, user: str) -> None:
         self._matrix(user)
+        self._graphs.serving = True
+        self._graphs.read(user)
+
+    @contextmanager
+    def reading(self, user: str) -> Iterator[None]:
+        held = self._local.__dict__.setdefault("graphs", {})
+        if user in held or not self._graphs.serving:  # an outer block looks for both
+            yield
+            return
+        held[user] = self._graphs.current(user, self._graph_version(user))
+        try:
+            yield
+        finally:
+            del held[user]
+
+    def _graph(self, user: str) -> GraphCopy | None:
+        """The owner's graph in memory while a recall reads (``reading``), if current."""
+        return getattr(self._local, "graphs", {}).get(user)
+
+    def _graph_version(self, user: str) -> int:
+        found = self._rows("SELECT version FROM graph_versions WHERE user = ?", (user,))
+        return found[0][0] if found else 0
+
+    def _graph_copy(self, user: str) -> GraphCopy:
+        with self._snapshot():
+            return GraphCopy.of(self._nodes_and_edges(user), self._graph_version(user))
 
     def _matrix(self, user: str) -> KeyVectors:
         """The owner's keys as unit vectors, and their mean, reloaded when the owner's
