@@ -180,42 +180,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         "0006_graph_versions",
         """
         CREATE TABLE graph_versions (user TEXT PRIMARY KEY, version INTEGER NOT NULL);
-        CREATE TRIGGER nodes_insert AFTER INSERT ON nodes BEGIN
-            INSERT INTO graph_versions VALUES (new.user, 1)
+        """
+        + "".join(
+            f"""
+        CREATE TRIGGER {table}_{event.lower()} AFTER {event} ON {table} BEGIN
+            INSERT INTO graph_versions VALUES ({row}.user, 1)
             ON CONFLICT (user) DO UPDATE SET version = version + 1;
-        END;
-        CREATE TRIGGER nodes_update AFTER UPDATE ON nodes BEGIN
-            INSERT INTO graph_versions VALUES (new.user, 1)
-            ON CONFLICT (user) DO UPDATE SET version = version + 1;
-        END;
-        CREATE TRIGGER nodes_delete AFTER DELETE ON nodes BEGIN
-            INSERT INTO graph_versions VALUES (old.user, 1)
-            ON CONFLICT (user) DO UPDATE SET version = version + 1;
-        END;
-        CREATE TRIGGER edges_insert AFTER INSERT ON edges BEGIN
-            INSERT INTO graph_versions VALUES (new.user, 1)
-            ON CONFLICT (user) DO UPDATE SET version = version + 1;
-        END;
-        CREATE TRIGGER edges_update AFTER UPDATE ON edges BEGIN
-            INSERT INTO graph_versions VALUES (new.user, 1)
-            ON CONFLICT (user) DO UPDATE SET version = version + 1;
-        END;
-        CREATE TRIGGER edges_delete AFTER DELETE ON edges BEGIN
-            INSERT INTO graph_versions VALUES (old.user, 1)
-            ON CONFLICT (user) DO UPDATE SET version = version + 1;
-        END;
-        CREATE TRIGGER owners_insert AFTER INSERT ON owners BEGIN
-            INSERT INTO graph_versions VALUES (new.user, 1)
-            ON CONFLICT (user) DO UPDATE SET version = version + 1;
-        END;
-        CREATE TRIGGER owners_update AFTER UPDATE ON owners BEGIN
-            INSERT INTO graph_versions VALUES (new.user, 1)
-            ON CONFLICT (user) DO UPDATE SET version = version + 1;
-        END;
-        CREATE TRIGGER owners_delete AFTER DELETE ON owners BEGIN
-            INSERT INTO graph_versions VALUES (old.user, 1)
-            ON CONFLICT (user) DO UPDATE SET version = version + 1;
-        END;
+        END;"""
+            for table in ("nodes", "edges", "owners")
+            for event, row in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old"))
+        )
+        + """
         INSERT INTO graph_versions SELECT DISTINCT user, 1 FROM nodes
         """,
     ),
@@ -354,6 +329,8 @@ class SQLiteStore(Store):
         # writer, not even this store's own (a decay pass, a write waiting its turn).
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
+        # Its own lock: a thread's first read may come while it holds the cache's.
+        self._readers_lock = threading.Lock()
         # Each owner's keys as a matrix, with what they looked like when loaded.
         self._vectors: dict[str, KeyVectors] = {}
         self._cache_lock = threading.Lock()
@@ -443,7 +420,7 @@ class SQLiteStore(Store):
                 raise self._error(exc) from exc
             reader.row_factory = sqlite3.Row
             self._local.reader = reader
-            with self._cache_lock:
+            with self._readers_lock:
                 self._readers.append(reader)
         return reader
 
@@ -471,7 +448,7 @@ class SQLiteStore(Store):
             reader.execute("COMMIT")
 
     def close(self) -> None:
-        with self._lock, self._cache_lock:
+        with self._lock, self._readers_lock:
             for reader in self._readers:
                 reader.close()
             self._db.close()

@@ -150,3 +150,24 @@ def test_a_thread_reads_while_its_store_waits_to_write(tmp_path) -> None:
     timer.join()
     assert store.get_conversation("u", "c") == Conversation(id="c")
     store.close()
+
+
+def test_a_threads_first_read_may_be_a_key_search(tmp_path) -> None:
+    """A recall's claim cues run on a thread of their own, whose first read is a key
+    search: opening that thread's connection must not wait on the key cache's lock."""
+    import threading
+
+    from pegasus.model import EmbeddingKey
+
+    store = SQLiteStore(tmp_path / "m.db")
+    key = EmbeddingKey(id="k", text="Ana", ref="PERSON::ana", kind="node", vector=[1.0, 0.0])
+    store.apply("u", Changes(keys=[key]))
+    found: list = []
+    reader = threading.Thread(
+        target=lambda: found.extend(store.search_keys("u", [1.0, 0.0], 1)), daemon=True
+    )
+    reader.start()
+    reader.join(timeout=30)
+    assert not reader.is_alive(), "the thread's first read waits for ever"
+    assert [k.id for k, _ in found] == ["k"]
+    store.close()
