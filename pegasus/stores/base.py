@@ -19,7 +19,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
@@ -115,6 +115,33 @@ class DecayReport(BaseModel):
     edges: int = 0  # edges whose stored strength or state was recomputed
     dormant: int = 0  # edges dormant after the pass
     expired: int = 0  # edges expired after the pass
+
+
+def walk(
+    seed_ids: Iterable[str],
+    hops: int,
+    stop_at: Iterable[str],
+    edges_at: Callable[[list[str]], Iterable[Edge]],
+) -> tuple[set[str], list[Edge]]:
+    """The nodes reached from the seeds and the edges crossed, ``hops`` edges out,
+    ``edges_at(frontier)`` giving the edges at each hop's nodes; nodes in ``stop_at``
+    are reached but not walked from (a seed is always walked from)."""
+    check_hops(hops)
+    reached = set(seed_ids)
+    frontier, stops = set(reached), set(stop_at)
+    crossed: dict[str, Edge] = {}
+    for hop in range(hops):
+        if hop > 0:
+            frontier -= stops
+        if not frontier:
+            break
+        ends: set[str] = set()
+        for edge in edges_at(sorted(frontier)):
+            crossed[edge.id] = edge
+            ends.update((edge.source, edge.target))
+        frontier = ends - reached
+        reached |= ends
+    return reached, list(crossed.values())
 
 
 def check_hops(hops: int) -> int:

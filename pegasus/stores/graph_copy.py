@@ -22,7 +22,7 @@ from cachetools import LRUCache
 from pegasus.errors import StoreError
 from pegasus.interchange import Graph
 from pegasus.model import Edge, Node, check_relation, name_key
-from pegasus.stores.base import check_hops
+from pegasus.stores.base import walk
 
 log = logging.getLogger(__name__)
 
@@ -84,23 +84,12 @@ class GraphCopy:
         stop_at: Iterable[str] = (),
         with_nodes: bool = True,
     ) -> Graph:
-        check_hops(hops)
-        reached = {i for i in seed_ids if i in self.nodes}
-        frontier, stops = set(reached), set(stop_at)
-        crossed: dict[str, Edge] = {}
-        for hop in range(hops):
-            if hop > 0:
-                frontier -= stops
-            ends: set[str] = set()
-            for node_id in frontier:
-                for edge in self.around.get(node_id, ()):
-                    if not live_only or edge.live:
-                        crossed[edge.id] = edge
-                        ends.update((edge.source, edge.target))
-            frontier = ends - reached
-            reached |= ends
-        nodes = self.get_nodes(reached) if with_nodes else []
-        return Graph(nodes=nodes, edges=list(crossed.values()))
+        def edges_at(frontier: list[str]) -> Iterable[Edge]:
+            at = (edge for node_id in frontier for edge in self.around.get(node_id, ()))
+            return [edge for edge in at if edge.live or not live_only]
+
+        reached, edges = walk(seed_ids, hops, stop_at, edges_at)
+        return Graph(nodes=self.get_nodes(reached) if with_nodes else [], edges=edges)
 
 
 class HeldGraphs:
@@ -121,7 +110,12 @@ class HeldGraphs:
         # One thread reads in the background, always the same: a store may keep a
         # connection for each thread that reads.
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="pegasus-graphs")
-        self.serving = False  # set when the store is warmed: copies are read and used
+        self.serving = False  # copies are read and used once the store is warmed
+
+    def serve(self, user: str) -> None:
+        """From now on, hold copies; the owner's is read now (the store's ``warm``)."""
+        self.serving = True
+        self.read(user)
 
     def current(self, user: str, version: Any) -> GraphCopy | None:
         """The owner's copy if it is at ``version``; else None, and a copy is read in

@@ -759,8 +759,7 @@ class Neo4jStore(Store):
     def warm(self, user: str) -> None:
         self._held_copy(user, wait=True)
         if self._holding:
-            self._graphs.serving = True
-            self._graphs.read(user)
+            self._graphs.serve(user)
         # A process that warms (the service) serves many searches: other large owners
         # are worth reading too. A one-shot command would only pay for the reading.
         self._background = True

@@ -37,8 +37,8 @@ from pegasus.stores.base import (
     DecayReport,
     Stats,
     Store,
-    check_hops,
     checked,
+    walk,
 )
 from pegasus.stores.graph_copy import GraphCopy, HeldGraphs
 from pegasus.stores.vectors import KeyVectors
@@ -713,23 +713,10 @@ class SQLiteStore(Store):
     ) -> Graph:
         if copy := self._graph(user):
             return copy.subgraph(seed_ids, hops, live_only, stop_at, with_nodes)
-        check_hops(hops)
-        reached = set(seed_ids)
-        frontier = set(reached)
-        stops = set(stop_at)
-        edges: dict[str, Edge] = {}
-        for hop in range(hops):
-            if hop > 0:
-                frontier -= stops
-            if not frontier:
-                break
-            crossed = self._edges_around(user, sorted(frontier), live_only)
-            edges.update((e.id, e) for e in crossed)
-            ends = {e.source for e in crossed} | {e.target for e in crossed}
-            frontier = ends - reached
-            reached |= ends
-        nodes = self.get_nodes(user, reached) if with_nodes else []
-        return Graph(nodes=nodes, edges=list(edges.values()))
+        reached, edges = walk(
+            seed_ids, hops, stop_at, lambda frontier: self._edges_around(user, frontier, live_only)
+        )
+        return Graph(nodes=self.get_nodes(user, reached) if with_nodes else [], edges=edges)
 
     def export(self, user: str) -> Graph:
         with self._snapshot():
@@ -818,8 +805,7 @@ class SQLiteStore(Store):
 
     def warm(self, user: str) -> None:
         self._matrix(user)
-        self._graphs.serving = True
-        self._graphs.read(user)
+        self._graphs.serve(user)
 
     @contextmanager
     def reading(self, user: str) -> Iterator[None]:
