@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from pegasus.embed import Embedder
-from pegasus.model import CLAIM_KEY
+from pegasus.model import CLAIM_KEY, EmbeddingKey
 from pegasus.recall.presets import RecallSettings
 from pegasus.recall.text import content_words
 from pegasus.recall.text import words as text_words
@@ -65,15 +65,10 @@ class ClaimCue:
         return list(self.ranks)
 
 
-def claim_cues(
+def claims_meant(
     store: Store, user: str, embedder: Embedder, message: str, settings: RecallSettings
-) -> dict[str, ClaimCue]:
-    """Edge id -> cue, for the claims the message reaches by meaning or by words."""
-    cues: dict[str, ClaimCue] = {}
-
-    def cue(edge_id: str) -> ClaimCue:
-        return cues.setdefault(edge_id, ClaimCue(edge_id))
-
+) -> list[tuple[EmbeddingKey, float]]:
+    """The claim keys the message reaches by meaning, best first, with their cosine."""
     vector = embedder.embed(message)
     found = store.search_keys(user, vector.tolist(), settings.claim_candidates, (CLAIM_KEY,))
     said = stems(message)
@@ -81,33 +76,57 @@ def claim_cues(
     # claim ("sails" and "sailboat"), or as the clear winner over every other claim.
     # General questions resemble many claims a little and none clearly.
     clear = len(found) > 1 and found[0][1] - found[1][1] >= settings.claim_margin
-    ranked = [
+    return [
         (key, score)
         for place, (key, score) in enumerate(found)
         if score >= settings.claim_sure
         or (score >= settings.claim_threshold
             and (said & stems(key.text) or (place == 0 and clear)))
     ]  # fmt: skip
-    for place, (key, score) in enumerate(ranked, start=1):
-        entry = cue(key.ref)
-        entry.meaning, entry.ranks[MEANING] = round(score, 4), place
 
+
+def claims_worded(
+    store: Store, user: str, message: str, settings: RecallSettings
+) -> list[tuple[EmbeddingKey, list[str]]]:
+    """The claim keys the message reaches by its telling words, best first, with the
+    words each holds."""
     words = telling_words(message, settings.common_word_zipf)
     # A person named by a nickname is found under the formal name, and back.
     words += [form for name in NAMES.findall(message) for form in sorted(formal_names(name))]
-    if words:
-        place = 0
-        for key, _ in store.search_words(user, words, settings.claim_candidates):
-            held = {_stem(word) for word in text_words(key.text)}
-            matched = [w for w in words if _stem(w) in held]
-            # One middling word ("offered") is no cue; a rare one, or several, are.
-            if sum(settings.common_word_zipf - _zipf(w) for w in matched) < settings.words_gate:
-                continue
-            place += 1
-            entry = cue(key.ref)
-            entry.words, entry.ranks[WORDS] = matched, place
+    if not words:
+        return []
+    worded = []
+    for key, _ in store.search_words(user, words, settings.claim_candidates):
+        held = {_stem(word) for word in text_words(key.text)}
+        matched = [w for w in words if _stem(w) in held]
+        # One middling word ("offered") is no cue; a rare one, or several, are.
+        if sum(settings.common_word_zipf - _zipf(w) for w in matched) >= settings.words_gate:
+            worded.append((key, matched))
+    return worded
 
+
+def fused(
+    meant: list[tuple[EmbeddingKey, float]], worded: list[tuple[EmbeddingKey, list[str]]]
+) -> dict[str, ClaimCue]:
+    """Edge id -> cue: the two rankings fused by reciprocal rank."""
+    cues: dict[str, ClaimCue] = {}
+    for place, (key, score) in enumerate(meant, start=1):
+        entry = cues.setdefault(key.ref, ClaimCue(key.ref))
+        entry.meaning, entry.ranks[MEANING] = round(score, 4), place
+    for place, (key, matched) in enumerate(worded, start=1):
+        entry = cues.setdefault(key.ref, ClaimCue(key.ref))
+        entry.words, entry.ranks[WORDS] = matched, place
     for entry in cues.values():
-        fused = sum(1.0 / (RRF_K + place) for place in entry.ranks.values())
-        entry.score = round(fused * (RRF_K + 1) / 2, 4)
+        score = sum(1.0 / (RRF_K + place) for place in entry.ranks.values())
+        entry.score = round(score * (RRF_K + 1) / 2, 4)
     return cues
+
+
+def claim_cues(
+    store: Store, user: str, embedder: Embedder, message: str, settings: RecallSettings
+) -> dict[str, ClaimCue]:
+    """Edge id -> cue, for the claims the message reaches by meaning or by words."""
+    return fused(
+        claims_meant(store, user, embedder, message, settings),
+        claims_worded(store, user, message, settings),
+    )

@@ -17,7 +17,7 @@ from pegasus.embed import Embedder
 from pegasus.model import NAME_KEYS, NODE_KEY, Edge, EmbeddingKey, Node, utcnow
 from pegasus.recall import activation as act
 from pegasus.recall import explain
-from pegasus.recall.cues import ClaimCue, claim_cues
+from pegasus.recall.cues import ClaimCue, claims_meant, claims_worded, fused
 from pegasus.recall.explain import Fired, Shown
 from pegasus.recall.inject import build_block
 from pegasus.recall.keys import node_key_id, node_key_texts
@@ -84,7 +84,7 @@ def current(edges: list[Edge], now: datetime, rule: DecayRule = RULE) -> list[Ed
 # A recall's claim cues (the message embedded whole, the claim keys and words
 # searched) need nothing the seeds find, so they run beside the seeding, on another
 # core where one is free: a quarter off a recall at 100k edges (docs/recall.md).
-BESIDE = ThreadPoolExecutor(max_workers=8, thread_name_prefix="pegasus-cues")
+BESIDE = ThreadPoolExecutor(max_workers=16, thread_name_prefix="pegasus-cues")
 
 FIRST_PERSON = re.compile(r"\b(my|mine|our)\b", re.IGNORECASE)
 # A possessive unit ("Trevor's boss") must beat the bare name by this much on a key.
@@ -196,16 +196,20 @@ class Recaller:
             return f"nothing in memory is called {name!r}"
         return explain.why_not(self.trace(user, message, now), found[0], self, user, message)
 
-    def _reached_claims(self, user: str, message: str, now: datetime, trace: Trace) -> list[Edge]:
+    def _beside(self, user: str, looked: object, work: Any, *args: Any) -> Any:
+        """``work(*args)`` on a thread of ``BESIDE``, sharing the recall's look at the
+        owner's state (``Store.reading``): one round trip to Neo4j, not one a thread."""
+        with self.store.reading(user, looked):
+            return work(*args)
+
+    def _reached(
+        self, user: str, message: str, now: datetime, trace: Trace,
+        meant: list[tuple[EmbeddingKey, float]], worded: list[tuple[EmbeddingKey, list[str]]],
+    ) -> list[Edge]:  # fmt: skip
         """The current claims the message reached by their own cue; the history it
         asks about (claims no longer current that its cue reached) goes to
-        ``trace.past``, to be shown as past and never spread from. It runs on a
-        thread of its own (``BESIDE``), so it reads as a recall of its own too."""
-        with self.store.reading(user):
-            return self._reached(user, message, now, trace)
-
-    def _reached(self, user: str, message: str, now: datetime, trace: Trace) -> list[Edge]:
-        cues = trace.cues = claim_cues(self.store, user, self.embedder, message, self.settings)
+        ``trace.past``, to be shown as past and never spread from."""
+        cues = trace.cues = fused(meant, worded)
         found = self.store.get_edges(user, list(cues)) if cues else []
         trace.past = past_claims(
             found, cues, now, self.rule, self.settings, message,
@@ -216,10 +220,10 @@ class Recaller:
     def trace(self, user: str, message: str, now: datetime | None = None) -> Trace:
         # One look at the owner's state for all of a recall's reads: a round trip
         # each to Neo4j was a tenth of a recall.
-        with self.store.reading(user):
-            return self._trace(user, message, now)
+        with self.store.reading(user) as looked:
+            return self._trace(user, message, now, looked)
 
-    def _trace(self, user: str, message: str, now: datetime | None) -> Trace:
+    def _trace(self, user: str, message: str, now: datetime | None, looked: object) -> Trace:
         now = now or utcnow()
         settings = self.settings
         result = RecallResult(message=message)
@@ -229,11 +233,14 @@ class Recaller:
         if settings.use_possessives and self_id:
             found = self.store.get_nodes(user, [self_id])
             owner = found[0].name if found else None
-        reaching = (
-            BESIDE.submit(self._reached_claims, user, message, now, trace)
-            if settings.claim_cues
-            else None
-        )
+        if settings.claim_cues:  # searched beside the seeding, each on a thread
+            store, embedder = self.store, self.embedder
+            worded = BESIDE.submit(
+                self._beside, user, looked, claims_worded, store, user, message, settings
+            )
+            meant = BESIDE.submit(
+                self._beside, user, looked, claims_meant, store, user, embedder, message, settings
+            )
         seeds = trace.seeds = collect(self.match(user, self.units(message, owner), owner), settings)
         result.seeds = [
             {"unit": h.unit, "key": h.key.text, "kind": h.key.kind, "ref": h.key.ref,
@@ -241,7 +248,11 @@ class Recaller:
             for h in seeds.hits
         ]  # fmt: skip
         seed_nodes = dict(seeds.nodes)
-        cued = reaching.result() if reaching else []
+        cued = (
+            self._reached(user, message, now, trace, meant.result(), worded.result())
+            if settings.claim_cues
+            else []
+        )
         cues = trace.cues
 
         if seeds.relations and not settings.relation_needs_anchor:

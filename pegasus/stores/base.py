@@ -195,11 +195,13 @@ class Store(ABC):
         return None  # a store that keeps nothing in memory has nothing to read
 
     @contextmanager
-    def reading(self, user: str) -> Iterator[None]:
+    def reading(self, user: str, joined: object = None) -> Iterator[object]:
         """The reads of one answer (a recall) on this thread: a store may look at the
         owner's state (its self node, its keys' version) once for all of them, so that
-        a write landing meanwhile may be seen only by the next answer."""
-        yield
+        a write landing meanwhile may be seen only by the next answer. It yields what
+        it looked at; another thread reading for the same answer passes that as
+        ``joined`` and looks no more (once the first thread has looked)."""
+        yield None
 
     def __enter__(self) -> Store:
         return self

@@ -735,14 +735,15 @@ class Neo4jStore(Store):
         return results
 
     @contextmanager
-    def reading(self, user: str) -> Iterator[None]:
+    def reading(self, user: str, joined: object = None) -> Iterator[object]:
         looked = self._looked.__dict__.setdefault("owners", {})
         if user in looked:  # an outer block looks for both
-            yield
+            yield looked
             return
-        looked[user] = None  # looked at on the first read that needs it
+        # Looked at on the first read that needs it, unless the joined thread has.
+        looked[user] = joined.get(user) if isinstance(joined, dict) else None
         try:
-            yield
+            yield looked
         finally:
             del looked[user]
 

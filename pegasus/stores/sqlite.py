@@ -808,14 +808,17 @@ class SQLiteStore(Store):
         self._graphs.serve(user)
 
     @contextmanager
-    def reading(self, user: str) -> Iterator[None]:
+    def reading(self, user: str, joined: object = None) -> Iterator[object]:
         held = self._local.__dict__.setdefault("graphs", {})
         if user in held or not self._graphs.serving:  # an outer block looks for both
-            yield
+            yield held
             return
-        held[user] = self._graphs.current(user, self._graph_version(user))
+        if isinstance(joined, dict) and user in joined:
+            held[user] = joined[user]
+        else:
+            held[user] = self._graphs.current(user, self._graph_version(user))
         try:
-            yield
+            yield held
         finally:
             del held[user]
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
 
+from pegasus.memory import Memory
 from pegasus.model import Node
 from pegasus.stores import Changes, Store
 from pegasus.stores.graph_copy import GraphCopy
@@ -141,3 +143,41 @@ def test_a_recall_reads_from_the_current_copy_only(
     finally:
         monkeypatch.undo()
         wipe(store, user)
+
+
+def looks(ran: list[str]) -> int:
+    """How often the owner's state was asked for."""
+    return sum(s in ("owner_state", "SELECT version FROM graph_versions WHERE user = ?")
+               for s in ran)  # fmt: skip
+
+
+def test_a_recall_looks_at_its_owner_once_on_every_thread(
+    own_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, user = own_store, f"copy-{uuid.uuid4().hex[:8]}"
+    try:
+        nodes, _ = graph_of(store, user)
+        store.warm(user)
+        ran = asked(store, monkeypatch)
+        with store.reading(user) as looked:
+            store.get_nodes(user, [nodes[1].id])
+            with ThreadPoolExecutor(1) as beside:  # a thread reading for the same answer
+                joined = beside.submit(_read_joined, store, user, looked, nodes[0].id).result()
+                alone = beside.submit(_read_joined, store, user, None, nodes[0].id).result()
+        assert ids(joined) == ids(alone) == ids(store.subgraph(user, [nodes[0].id]).edges)
+        assert looks(ran) == 2  # one for the answer and its joined thread, one alone
+
+        # A whole recall, its claim cues searched on threads of their own.
+        memory = Memory.open(store, user=user)
+        memory.sync_keys()
+        ran.clear()
+        found = memory.recall("What does the Hub know?")
+        assert "Hub" in found.text and looks(ran) == 1
+    finally:
+        monkeypatch.undo()
+        wipe(store, user)
+
+
+def _read_joined(store: Store, user: str, looked: object, seed: str) -> list:
+    with store.reading(user, looked):
+        return store.subgraph(user, [seed]).edges
