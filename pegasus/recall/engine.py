@@ -81,9 +81,10 @@ def current(edges: list[Edge], now: datetime, rule: DecayRule = RULE) -> list[Ed
     return live
 
 
-# A recall's claim cues (the message embedded whole, the claim keys and words
-# searched) need nothing the seeds find, so they run beside the seeding, on another
-# core where one is free: a quarter off a recall at 100k edges (docs/recall.md).
+# A recall's claim cues (the message embedded whole and searched among the claim
+# keys; its telling words searched in the claims' text) need nothing the seeds find,
+# so each search runs on a thread of its own beside the seeding, on another core
+# where one is free (docs/recall.md, "Speed").
 BESIDE = ThreadPoolExecutor(max_workers=16, thread_name_prefix="pegasus-cues")
 
 FIRST_PERSON = re.compile(r"\b(my|mine|our)\b", re.IGNORECASE)
