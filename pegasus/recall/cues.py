@@ -120,13 +120,3 @@ def fused(
         score = sum(1.0 / (RRF_K + place) for place in entry.ranks.values())
         entry.score = round(score * (RRF_K + 1) / 2, 4)
     return cues
-
-
-def claim_cues(
-    store: Store, user: str, embedder: Embedder, message: str, settings: RecallSettings
-) -> dict[str, ClaimCue]:
-    """Edge id -> cue, for the claims the message reaches by meaning or by words."""
-    return fused(
-        claims_meant(store, user, embedder, message, settings),
-        claims_worded(store, user, message, settings),
-    )

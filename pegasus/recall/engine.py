@@ -4,11 +4,12 @@ budget -> block. Never writes to the graph; the caller logs ``used_edges``."""
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -86,6 +87,7 @@ def current(edges: list[Edge], now: datetime, rule: DecayRule = RULE) -> list[Ed
 # so each search runs on a thread of its own beside the seeding, on another core
 # where one is free (docs/recall.md, "Speed").
 BESIDE = ThreadPoolExecutor(max_workers=16, thread_name_prefix="pegasus-cues")
+T = TypeVar("T")
 
 FIRST_PERSON = re.compile(r"\b(my|mine|our)\b", re.IGNORECASE)
 # A possessive unit ("Trevor's boss") must beat the bare name by this much on a key.
@@ -197,11 +199,15 @@ class Recaller:
             return f"nothing in memory is called {name!r}"
         return explain.why_not(self.trace(user, message, now), found[0], self, user, message)
 
-    def _beside(self, user: str, looked: object, work: Any, *args: Any) -> Any:
-        """``work(*args)`` on a thread of ``BESIDE``, sharing the recall's look at the
+    def _beside(self, user: str, looked: object, work: Callable[[], T]) -> Future[T]:
+        """``work`` started on a thread of ``BESIDE``, sharing the recall's look at the
         owner's state (``Store.reading``): one round trip to Neo4j, not one a thread."""
-        with self.store.reading(user, looked):
-            return work(*args)
+
+        def joined() -> T:
+            with self.store.reading(user, looked):
+                return work()
+
+        return BESIDE.submit(joined)
 
     def _reached(
         self, user: str, message: str, now: datetime, trace: Trace,
@@ -235,12 +241,12 @@ class Recaller:
             found = self.store.get_nodes(user, [self_id])
             owner = found[0].name if found else None
         if settings.claim_cues:  # searched beside the seeding, each on a thread
-            store, embedder = self.store, self.embedder
-            worded = BESIDE.submit(
-                self._beside, user, looked, claims_worded, store, user, message, settings
+            store = self.store
+            worded = self._beside(
+                user, looked, lambda: claims_worded(store, user, message, settings)
             )
-            meant = BESIDE.submit(
-                self._beside, user, looked, claims_meant, store, user, embedder, message, settings
+            meant = self._beside(
+                user, looked, lambda: claims_meant(store, user, self.embedder, message, settings)
             )
         seeds = trace.seeds = collect(self.match(user, self.units(message, owner), owner), settings)
         result.seeds = [

@@ -11,7 +11,7 @@ import pytest
 from pegasus.interchange import Graph
 from pegasus.memory import Memory
 from pegasus.model import Edge, Node, edge_id
-from pegasus.recall.cues import MEANING, WORDS, claim_cues, telling_words
+from pegasus.recall.cues import MEANING, WORDS, claims_meant, claims_worded, fused, telling_words
 from pegasus.recall.presets import DEFAULT
 from pegasus.stores import Changes, Store
 
@@ -60,7 +60,12 @@ def memory(store: Store, user: str) -> Memory:
 
 
 def cues_for(memory: Memory, message: str) -> dict:
-    return claim_cues(memory.store, memory.user, memory.embedder, message, DEFAULT)
+    """The claim cues as a recall finds them: both searches, fused."""
+    store, user = memory.store, memory.user
+    return fused(
+        claims_meant(store, user, memory.embedder, message, DEFAULT),
+        claims_worded(store, user, message, DEFAULT),
+    )
 
 
 def test_a_claim_is_found_by_meaning_without_naming_anything(memory: Memory) -> None:
