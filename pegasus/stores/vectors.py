@@ -22,6 +22,12 @@ SCAN_FROM = 20_000
 # A key stored as bfloat16 is rounded to 8 significant bits, so its cosine with a
 # unit query moves by at most 2^-8; twice that bounds the scan's error, sums included.
 SCAN_ERROR = 2.0**-7
+# Queries from which many columns are multiplied in full rather than scanned: the
+# scan reads every key once a query, a matrix product once for all of them.
+MULTIPLY_FROM = 3
+# OpenBLAS multiplies queries in blocks of this many; a block left part-empty made
+# the product slower than a full one.
+QUERY_BLOCK = 4
 
 
 class KeyVectors(NamedTuple):
@@ -101,8 +107,8 @@ class KeyVectors(NamedTuple):
             )
         norms = np.linalg.norm(queries, axis=1, keepdims=True)
         queries = queries / np.where(norms == 0, 1, norms)
-        if scan is None:
-            tops = [_top(row, np.arange(len(keys)), limit) for row in queries @ matrix]
+        if scan is None or len(queries) >= MULTIPLY_FROM:
+            tops = _multiplied(matrix, queries, limit)
         else:
             tops = _scanned(scan, matrix, queries, limit)
         # The vector is the cached (read-only) column itself: copying it into a list
@@ -129,6 +135,16 @@ def _top(scores: np.ndarray, columns: np.ndarray, limit: int) -> list[tuple[int,
     else:
         best = np.lexsort((columns, -scores))
     return [(int(columns[i]), float(scores[i])) for i in best]
+
+
+def _multiplied(
+    matrix: np.ndarray, queries: np.ndarray, limit: int
+) -> list[list[tuple[int, float]]]:
+    """Exact nearest columns, every key scored in full."""
+    rows = -len(queries) % QUERY_BLOCK if matrix.shape[1] >= SCAN_FROM else 0
+    padded = np.vstack([queries, np.zeros((rows, queries.shape[1]), np.float32)])
+    columns = np.arange(matrix.shape[1])
+    return [_top(row, columns, limit) for row in (padded @ matrix)[: len(queries)]]
 
 
 def _scan(matrix: np.ndarray) -> Any:

@@ -72,3 +72,23 @@ def test_a_scanned_part_finds_the_exact_nearest(monkeypatch: pytest.MonkeyPatch)
     np.testing.assert_allclose([s for _, s in found], [s for _, s in exact], rtol=1e-5)
     best = vectors[int(exact[0][0].id.removeprefix("c"))]
     np.testing.assert_allclose(found[0][0].vector, best / np.linalg.norm(best), rtol=1e-5)
+
+
+def test_several_queries_at_once_find_what_each_finds_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three queries or more over a large part are multiplied in full, in blocks
+    padded with empty queries; each still gets what it gets asked alone (scanned)."""
+    rng = np.random.default_rng(5)
+    monkeypatch.setattr(vectors_module, "SCAN_FROM", 1000)
+    copy = KeyVectors.of(
+        keys([f"n{i}" for i in range(3000)]), list(rng.standard_normal((3000, 32))), 1
+    )
+    queries = rng.standard_normal((5, 32)).astype(np.float32)
+    for count in range(vectors_module.MULTIPLY_FROM, 6):
+        together = copy.nearest(queries[:count], 7, ("node",))
+        alone = [copy.nearest(query[None], 7, ("node",))[0] for query in queries[:count]]
+        assert len(together) == count
+        for got, want in zip(together, alone, strict=True):
+            assert [k.id for k, _ in got] == [k.id for k, _ in want]
+            np.testing.assert_allclose([s for _, s in got], [s for _, s in want], rtol=1e-5)
