@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-from pegasus.embed import Embedder
+import numpy as np
+
 from pegasus.model import CLAIM_KEY, EmbeddingKey
 from pegasus.recall.presets import RecallSettings
 from pegasus.recall.text import content_words
@@ -66,10 +67,10 @@ class ClaimCue:
 
 
 def claims_meant(
-    store: Store, user: str, embedder: Embedder, message: str, settings: RecallSettings
+    store: Store, user: str, vector: np.ndarray, message: str, settings: RecallSettings
 ) -> list[tuple[EmbeddingKey, float]]:
-    """The claim keys the message reaches by meaning, best first, with their cosine."""
-    vector = embedder.embed(message)
+    """The claim keys the message (embedded whole as ``vector``) reaches by meaning,
+    best first, with their cosine."""
     found = store.search_keys(user, vector.tolist(), settings.claim_candidates, (CLAIM_KEY,))
     said = stems(message)
     # A close match counts alone; a looser one with a word of the message in the

@@ -235,6 +235,10 @@ class Recaller:
         settings = self.settings
         result = RecallResult(message=message)
         trace = Trace(result)
+        if settings.claim_cues:
+            # The model needs nothing from the store: it embeds the message while the
+            # owner's state is read (a round trip to Neo4j).
+            whole = BESIDE.submit(self.embedder.embed, message)
         self_id = trace.self_id = self.store.get_self(user)
         owner = None
         if settings.use_possessives and self_id:
@@ -246,7 +250,7 @@ class Recaller:
                 user, looked, lambda: claims_worded(store, user, message, settings)
             )
             meant = self._beside(
-                user, looked, lambda: claims_meant(store, user, self.embedder, message, settings)
+                user, looked, lambda: claims_meant(store, user, whole.result(), message, settings)
             )
         seeds = trace.seeds = collect(self.match(user, self.units(message, owner), owner), settings)
         result.seeds = [

@@ -63,7 +63,7 @@ def cues_for(memory: Memory, message: str) -> dict:
     """The claim cues as a recall finds them: both searches, fused."""
     store, user = memory.store, memory.user
     return fused(
-        claims_meant(store, user, memory.embedder, message, DEFAULT),
+        claims_meant(store, user, memory.embedder.embed(message), message, DEFAULT),
         claims_worded(store, user, message, DEFAULT),
     )
 
