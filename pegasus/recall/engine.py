@@ -237,7 +237,8 @@ class Recaller:
         trace = Trace(result)
         if settings.claim_cues:
             # The model needs nothing from the store: it embeds the message while the
-            # owner's state is read (a round trip to Neo4j).
+            # owner's state is read (a round trip to Neo4j). Submitted before the
+            # search that waits on it, so that search never waits on a queued task.
             whole = BESIDE.submit(self.embedder.embed, message)
         self_id = trace.self_id = self.store.get_self(user)
         owner = None
