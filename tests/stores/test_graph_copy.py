@@ -87,7 +87,7 @@ def own_store(request, tmp_path) -> Iterator[Store]:
     if request.param == "sqlite":
         store: Store = SQLiteStore(tmp_path / "memory.db")
     else:
-        request.getfixturevalue("_neo4j_session_store")  # skips without a Neo4j
+        request.getfixturevalue("_neo4j_session_store")  # no Neo4j: skipped (make test: failed)
         store = Neo4jStore(neo4j_uri())
     yield store
     store.close()
