@@ -26,7 +26,8 @@ SCAN_ERROR = 2.0**-7
 # scan reads every key once a query, a matrix product once for all of them.
 MULTIPLY_FROM = 3
 # OpenBLAS multiplies queries in blocks of this many; a block left part-empty made
-# the product slower than a full one.
+# the product slower than a full one, at any number of keys (one query is a
+# matrix-vector product, faster alone).
 QUERY_BLOCK = 4
 
 
@@ -141,7 +142,7 @@ def _multiplied(
     matrix: np.ndarray, queries: np.ndarray, limit: int
 ) -> list[list[tuple[int, float]]]:
     """Exact nearest columns, every key scored in full."""
-    rows = -len(queries) % QUERY_BLOCK if matrix.shape[1] >= SCAN_FROM else 0
+    rows = -len(queries) % QUERY_BLOCK if len(queries) > 1 else 0
     padded = np.vstack([queries, np.zeros((rows, queries.shape[1]), np.float32)])
     columns = np.arange(matrix.shape[1])
     return [_top(row, columns, limit) for row in (padded @ matrix)[: len(queries)]]

@@ -74,18 +74,21 @@ def test_a_scanned_part_finds_the_exact_nearest(monkeypatch: pytest.MonkeyPatch)
     np.testing.assert_allclose(found[0][0].vector, best / np.linalg.norm(best), rtol=1e-5)
 
 
+@pytest.mark.parametrize("scan_from", [1000, vectors_module.SCAN_FROM])
 def test_several_queries_at_once_find_what_each_finds_alone(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, scan_from: int
 ) -> None:
-    """Three queries or more over a large part are multiplied in full, in blocks
-    padded with empty queries; each still gets what it gets asked alone (scanned)."""
+    """Several queries are multiplied in full (over a large part, from three), in
+    blocks padded with empty queries; each still gets what it gets asked alone
+    (scanned, where the part is large)."""
     rng = np.random.default_rng(5)
-    monkeypatch.setattr(vectors_module, "SCAN_FROM", 1000)
+    monkeypatch.setattr(vectors_module, "SCAN_FROM", scan_from)
     copy = KeyVectors.of(
         keys([f"n{i}" for i in range(3000)]), list(rng.standard_normal((3000, 32))), 1
     )
+    assert (copy.only(("node",)).scan is not None) == (scan_from < 3000)
     queries = rng.standard_normal((5, 32)).astype(np.float32)
-    for count in range(vectors_module.MULTIPLY_FROM, 6):
+    for count in range(2, 6):
         together = copy.nearest(queries[:count], 7, ("node",))
         alone = [copy.nearest(query[None], 7, ("node",))[0] for query in queries[:count]]
         assert len(together) == count
