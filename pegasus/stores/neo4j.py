@@ -235,8 +235,8 @@ def _keys_of(pairs: list[tuple[EmbeddingKey, np.ndarray]]) -> tuple[list[Embeddi
 
 def _held_bytes(keys: int, dims: int) -> int:
     """Room a copy of ``keys`` keys of ``dims`` takes once searched: float32 columns
-    twice (all keys, and each kind's part), and a bfloat16 scan of a large part."""
-    scanned = 2 * dims if keys >= SCAN_FROM else 0
+    twice (all keys, and each kind's part), and a byte a dimension to scan a large part."""
+    scanned = dims if keys >= SCAN_FROM else 0
     return keys * (KEY_OVERHEAD + 8 * dims + scanned)
 
 

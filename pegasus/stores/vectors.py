@@ -2,9 +2,10 @@
 
 The SQLite store searches every owner this way; the Neo4j store does for every owner
 that fits in memory (see docs/stores.md, "Vector search across owners"). Many keys
-are first scanned in half precision, then the best candidates scored again in full
-(see docs/stores.md, "Searching many keys"): the same answer for half the memory
-traffic, which is what a large owner's search spends its time on."""
+are first scanned as 8-bit integers, then the best candidates scored again in full
+(see docs/stores.md, "Searching many keys"): the same answer for a quarter of the
+memory traffic and integer arithmetic, which is what a large owner's search spends
+its time on."""
 
 from __future__ import annotations
 
@@ -16,12 +17,15 @@ import numpy as np
 from pegasus.errors import ValidationError
 from pegasus.model import CLAIM_KEY, EmbeddingKey
 
-# Keys from which a part is scanned in half precision first; below, scoring every
-# key in full takes well under a millisecond.
+# Keys from which a part is scanned as integers first; below, scoring every key in
+# full takes well under a millisecond.
 SCAN_FROM = 20_000
-# A key stored as bfloat16 is rounded to 8 significant bits, so its cosine with a
-# unit query moves by at most 2^-8; twice that bounds the scan's error, sums included.
-SCAN_ERROR = 2.0**-7
+# A scan's keys and queries are rounded to integers within this, one scale for each
+# dimension: their products are then exact in faiss's integer and float code alike,
+# as long as a sum of them stays within float32's 2^24 (up to 1,040 dimensions).
+LEVELS = 127
+# Room for float32 rounding around a scan's bound on its error (scores of unit vectors).
+SCAN_SLACK = 1e-4
 # Queries from which many columns are multiplied in full rather than scanned: the
 # scan reads every key once a query, a matrix product once for all of them.
 MULTIPLY_FROM = 3
@@ -118,12 +122,39 @@ class KeyVectors(NamedTuple):
 
 
 class Part(NamedTuple):
-    """The keys of some kinds: their columns, and the half-precision scan over them
-    (None for a part small enough to score whole)."""
+    """The keys of some kinds: their columns, and the integer scan over them (None for
+    a part small enough to score whole)."""
 
     keys: list[EmbeddingKey]
     matrix: np.ndarray
-    scan: Any
+    scan: Scan | None
+
+
+class Scan(NamedTuple):
+    """A large part's keys rounded to integers, one scale a dimension, scanned by faiss."""
+
+    index: Any
+    scales: np.ndarray  # per dimension: a key's value times it, rounded, is what is held
+    largest: np.ndarray  # per dimension: the largest integer held, in absolute value
+    longest: float  # the length of the longest key held
+    key_error: float  # the farthest any key is from its rounded copy (scaled back)
+
+    def rounded(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The unit ``queries`` as integer rows, the factor each was multiplied by,
+        and for each a bound on how far a rough score can be from the exact cosine."""
+        over_scales = queries / self.scales
+        peaks = np.abs(over_scales).max(axis=1)
+        factors = LEVELS / np.where(peaks > 0, peaks, 1)
+        scaled = over_scales * factors[:, None]
+        rounded = np.rint(scaled)
+        # A key k held as k' = round(k·s), a query q asked as q' = round(q·T/s):
+        # q'·k' / T - q·k = q·(k'/s - k) + (q' - q·T/s)·k' / T, the key's rounding
+        # (each step at most half) and then the query's, each bounded two ways.
+        keys = np.minimum(0.5 * np.abs(over_scales).sum(axis=1), self.key_error)
+        steps = np.abs(rounded - scaled)
+        asked = np.minimum(steps @ self.largest, np.linalg.norm(steps, axis=1) * self.longest)
+        asked /= factors
+        return rounded.astype(np.float32), factors, keys + asked + SCAN_SLACK
 
 
 def _top(scores: np.ndarray, columns: np.ndarray, limit: int) -> list[tuple[int, float]]:
@@ -148,21 +179,32 @@ def _multiplied(
     return [_top(row, columns, limit) for row in (padded @ matrix)[: len(queries)]]
 
 
-def _scan(matrix: np.ndarray) -> Any:
-    """A bfloat16 copy of many columns, scanned by faiss; None for a few."""
-    if matrix.shape[1] < SCAN_FROM:
+def _scan(matrix: np.ndarray) -> Scan | None:
+    """An integer copy of many columns, scanned by faiss; None for a few, or for
+    more dimensions than its sums hold exactly."""
+    if matrix.shape[1] < SCAN_FROM or matrix.shape[0] * LEVELS**2 >= 2**24:
         return None
     import faiss  # only where an owner is large: it takes a while to load
 
-    scan = faiss.IndexScalarQuantizer(
-        matrix.shape[0], faiss.ScalarQuantizer.QT_bf16, faiss.METRIC_INNER_PRODUCT
+    dims = matrix.shape[0]
+    peaks = np.abs(matrix).max(axis=1)
+    scales = (LEVELS / np.where(peaks > 0, peaks, 1)).astype(np.float32)
+    index = faiss.IndexScalarQuantizer(
+        dims, faiss.ScalarQuantizer.QT_8bit_direct_signed, faiss.METRIC_INNER_PRODUCT
     )
-    scan.add(np.ascontiguousarray(matrix.T))
-    return scan
+    largest, longest, key_error = np.zeros(dims, np.float32), 0.0, 0.0
+    for start in range(0, matrix.shape[1], SCAN_FROM):  # in slices: no float copy of all
+        keys = matrix[:, start : start + SCAN_FROM].T
+        held = np.rint(keys * scales)
+        index.add(np.ascontiguousarray(held, np.float32))
+        largest = np.maximum(largest, np.abs(held).max(axis=0))
+        longest = max(longest, float(np.linalg.norm(held, axis=1).max()))
+        key_error = max(key_error, float(np.linalg.norm(held / scales - keys, axis=1).max()))
+    return Scan(index, scales, largest, longest, key_error)
 
 
 def _scanned(
-    scan: Any, matrix: np.ndarray, queries: np.ndarray, limit: int
+    scan: Scan, matrix: np.ndarray, queries: np.ndarray, limit: int
 ) -> list[list[tuple[int, float]]]:
     """Exact nearest columns through the scan: its best candidates are scored again
     in full, and a query asks for more until its last candidate, even at the scan's
@@ -173,15 +215,17 @@ def _scanned(
     # several at once on its cores, and helper threads would spin waiting for theirs.
     faiss.omp_set_num_threads(1)
     tops: list[list[tuple[int, float]]] = [[] for _ in queries]
+    rounded, factors, errors = scan.rounded(queries)
     asked, size = list(range(len(queries))), matrix.shape[1]
-    wanted = min(size, 2 * limit + 32)
+    wanted = min(size, 4 * limit + 80)
     while asked:
-        rough, found = scan.search(queries[asked], wanted)
+        rough, found = scan.index.search(rounded[asked], wanted)
         again = []
         for row, rough_row, columns in zip(asked, rough, found, strict=True):
-            columns = columns[columns >= 0]
+            # In column order: a gather reads each row of the matrix straight through.
+            columns = np.sort(columns[columns >= 0])
             top = _top(queries[row] @ matrix[:, columns], columns, limit)
-            if wanted < size and rough_row[-1] + SCAN_ERROR >= top[-1][1]:
+            if wanted < size and rough_row[-1] / factors[row] + errors[row] >= top[-1][1]:
                 again.append(row)
             tops[row] = top
         asked, wanted = again, min(size, wanted * 4)

@@ -1,5 +1,5 @@
 """A copy of an owner's keys updated in place searches as a copy read afresh would,
-and a large one scanned in half precision first finds what a full search finds."""
+and a large one scanned as integers first finds what a full search finds."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_an_empty_copy_takes_its_first_keys() -> None:
 
 
 def test_a_scanned_part_finds_the_exact_nearest(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where keys crowd closer than bfloat16 can tell apart, the rough scan alone
+    """Where keys crowd closer than 8-bit integers can tell apart, the rough scan alone
     ranks them wrongly; asking it for more until nothing unseen could win gives the
     exact answer."""
     rng = np.random.default_rng(3)
@@ -65,13 +65,53 @@ def test_a_scanned_part_finds_the_exact_nearest(monkeypatch: pytest.MonkeyPatch)
     scanned = KeyVectors.of(claims, vectors, 1)
     part = scanned.only((CLAIM_KEY,))
     assert part.scan is not None
-    _, rough = part.scan.search(query[None], 5)
+    _, rough = part.scan.index.search(part.scan.rounded(query[None])[0], 5)
     assert [claims[i].id for i in rough[0]] != [k.id for k, _ in exact]  # the scan alone errs
     found = scanned.nearest([query], 5, (CLAIM_KEY,))[0]
     assert [k.id for k, _ in found] == [k.id for k, _ in exact]
     np.testing.assert_allclose([s for _, s in found], [s for _, s in exact], rtol=1e-5)
     best = vectors[int(exact[0][0].id.removeprefix("c"))]
     np.testing.assert_allclose(found[0][0].vector, best / np.linalg.norm(best), rtol=1e-5)
+
+
+def rough_and_exact(copy: KeyVectors, queries: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Every key's rough score from the scan, its exact cosine, and each query's bound."""
+    part = copy.only(None)
+    queries = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+    rounded, factors, errors = part.scan.rounded(queries)
+    rough, found = part.scan.index.search(rounded, len(part.keys))
+    rough = np.take_along_axis(rough, np.argsort(found, axis=1), axis=1) / factors[:, None]
+    return rough, queries @ part.matrix, errors
+
+
+def test_a_scan_is_never_further_from_the_cosine_than_its_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The bound holds for every key and query, and each of its two terms is reached:
+    a key's own rounding (seen by a query along one dimension, asked exactly) and the
+    query's (keys held without rounding, the query halfway between integers)."""
+    monkeypatch.setattr(vectors_module, "SCAN_FROM", 100)
+    rng = np.random.default_rng(11)
+    spread = rng.standard_normal((400, 24)) * rng.uniform(0.01, 1, 24)  # uneven dimensions
+    spread[:, 5] = 0  # a dimension no key uses
+    copy = KeyVectors.of(keys([f"n{i}" for i in range(400)]), list(spread), 1)
+    rough, exact, errors = rough_and_exact(copy, rng.standard_normal((30, 24)))
+    assert (np.abs(rough - exact) <= errors[:, None]).all()
+
+    # A query along one dimension is asked exactly; among many keys, one is held
+    # about half a step from its first value.
+    copy = KeyVectors.of(
+        keys([f"h{i}" for i in range(300)]), list(rng.standard_normal((300, 4))), 1
+    )
+    rough, exact, errors = rough_and_exact(copy, np.asarray([[1.0, 0, 0, 0]]))
+    assert np.abs(rough - exact).max() == pytest.approx(errors[0], rel=0.05)
+
+    # Keys held exactly (every value at the largest), a query rounded halfway.
+    signs = rng.choice([-1.0, 1.0], (150, 4))
+    copy = KeyVectors.of(keys([f"s{i}" for i in range(150)]), list(signs), 1)
+    query = np.asarray([[1.0, 1 / 254, -3 / 254, 5 / 254]])
+    rough, exact, errors = rough_and_exact(copy, query)
+    assert np.abs(rough - exact).max() == pytest.approx(errors[0], rel=0.05)
 
 
 @pytest.mark.parametrize("scan_from", [1000, vectors_module.SCAN_FROM])
