@@ -884,8 +884,9 @@ class Neo4jStore(Store):
             candidates=limit * SEARCH_OVERFETCH * 4,
         )  # fmt: skip
         return [
-            (EmbeddingKey(id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=[]),
-             float(r["score"]))
+            (EmbeddingKey.model_construct(  # validated when written (base.py)
+                id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=[]
+            ), float(r["score"]))
             for r in records
         ]  # fmt: skip
 
