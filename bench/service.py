@@ -12,7 +12,8 @@ Code's HTTP hook (the prompt's JSON posted to the service on a new connection)
 and 16 concurrent clients over HTTP; the service's resident memory. Once per run:
 ``pegasus --help`` and the first write of a new user's memory (the sample
 conversation, the model's replies instant from the scripted server, so the time is
-Pegasus's own). Results go to bench/results/service.json.
+Pegasus's own), and the machine's pace at the start and at the end (bench/pace.py).
+Results go to bench/results/service.json.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import httpx
 
 from bench.generator import generate
 from bench.import_edges import RESULTS
+from bench.pace import pace
 from bench.recall_latency import messages, percentile
 from bench.stores import add_settle_option, add_store_options, bench_store, settle
 from pegasus.embed import default_embedder
@@ -190,13 +192,15 @@ def main() -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PEGASUS_")}
         env |= {"XDG_DATA_HOME": home, "PEGASUS_LLM_BASE_URL": model.base_url,
                 "PEGASUS_LLM_MODEL": "scripted", "PEGASUS_LLM_API_KEY": "none"}  # fmt: skip
-        result = {"help_s": help_seconds(env), "rows": rows}
+        result = {"help_s": help_seconds(env), "pace_start": pace(), "rows": rows}
         for edges in args.sizes:
             for kind in args.stores:
                 first = edges == args.sizes[0] and kind == args.stores[0]
                 rows.append(measure(kind, edges, args, env, first))
                 print(json.dumps(rows[-1]), flush=True)
                 args.out.write_text(json.dumps(result, indent=2) + "\n")
+        result["pace_end"] = pace()
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
     model.stop()
 
 
