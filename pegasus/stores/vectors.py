@@ -9,6 +9,7 @@ its time on."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Sequence
 from typing import Any, NamedTuple
 
@@ -20,12 +21,12 @@ from pegasus.model import CLAIM_KEY, EmbeddingKey
 # Keys from which a part is scanned as integers first; below, scoring every key in
 # full takes well under a millisecond.
 SCAN_FROM = 20_000
-# A scan's keys and queries are rounded to integers within this, one scale for each
-# dimension: their products are then exact in faiss's integer and float code alike,
-# as long as a sum of them stays within float32's 2^24 (up to 1,040 dimensions).
+# A scan's keys and queries are rounded to integers within this, one step size for
+# each dimension, so that their products are exact in faiss's integer and float code
+# alike. float32 holds sums below 2^24 exactly: past 1,040 dimensions, fewer levels.
 LEVELS = 127
 # Room for float32 rounding around a scan's bound on its error (scores of unit vectors).
-SCAN_SLACK = 1e-4
+SCAN_SLACK = 2e-4
 # Queries from which many columns are multiplied in full rather than scanned: the
 # scan reads every key once a query, a matrix product once for all of them.
 MULTIPLY_FROM = 3
@@ -131,30 +132,33 @@ class Part(NamedTuple):
 
 
 class Scan(NamedTuple):
-    """A large part's keys rounded to integers, one scale a dimension, scanned by faiss."""
+    """A large part's keys rounded to integers, one step size a dimension, scanned by
+    faiss."""
 
     index: Any
-    scales: np.ndarray  # per dimension: a key's value times it, rounded, is what is held
-    largest: np.ndarray  # per dimension: the largest integer held, in absolute value
-    longest: float  # the length of the longest key held
-    key_error: float  # the farthest any key is from its rounded copy (scaled back)
+    steps: np.ndarray  # per dimension: what one held integer stands for (0: no key uses it)
+    levels: int  # the largest integer held or asked, in absolute value
+    longest: float  # the length of the longest key held (in integers)
+    key_error: float  # the farthest any key is from its rounded copy
 
     def rounded(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The unit ``queries`` as integer rows, the factor each was multiplied by,
         and for each a bound on how far a rough score can be from the exact cosine."""
-        over_scales = queries / self.scales
-        peaks = np.abs(over_scales).max(axis=1)
-        factors = LEVELS / np.where(peaks > 0, peaks, 1)
-        scaled = over_scales * factors[:, None]
+        in_steps = queries * self.steps
+        peaks = np.abs(in_steps).max(axis=1)
+        factors = self.levels / np.where(peaks > 0, peaks, 1)
+        scaled = in_steps * factors[:, None]
         rounded = np.rint(scaled)
-        # A key k held as k' = round(k·s), a query q asked as q' = round(q·T/s):
-        # q'·k' / T - q·k = q·(k'/s - k) + (q' - q·T/s)·k' / T, the key's rounding
-        # (each step at most half) and then the query's, each bounded two ways.
-        keys = np.minimum(0.5 * np.abs(over_scales).sum(axis=1), self.key_error)
-        steps = np.abs(rounded - scaled)
-        asked = np.minimum(steps @ self.largest, np.linalg.norm(steps, axis=1) * self.longest)
-        asked /= factors
-        return rounded.astype(np.float32), factors, keys + asked + SCAN_SLACK
+        # A key k held as k' = round(k/u), a query q asked as q' = round(q·u·T), with
+        # u the steps: q'·k'/T - q·k = q·(k'·u - k) + (q' - q·u·T)·k'/T, the key's
+        # rounding (at most half a step a dimension) and then the query's, each
+        # bounded two ways.
+        keys = np.minimum(0.5 * np.abs(in_steps).sum(axis=1), self.key_error)
+        off = np.abs(rounded - scaled)
+        asked = np.minimum(
+            self.levels * off.sum(axis=1), np.linalg.norm(off, axis=1) * self.longest
+        )
+        return rounded.astype(np.float32), factors, keys + asked / factors + SCAN_SLACK
 
 
 def _top(scores: np.ndarray, columns: np.ndarray, limit: int) -> list[tuple[int, float]]:
@@ -180,27 +184,26 @@ def _multiplied(
 
 
 def _scan(matrix: np.ndarray) -> Scan | None:
-    """An integer copy of many columns, scanned by faiss; None for a few, or for
-    more dimensions than its sums hold exactly."""
-    if matrix.shape[1] < SCAN_FROM or matrix.shape[0] * LEVELS**2 >= 2**24:
+    """An integer copy of many columns, scanned by faiss; None for a few."""
+    if matrix.shape[1] < SCAN_FROM:
         return None
     import faiss  # only where an owner is large: it takes a while to load
 
     dims = matrix.shape[0]
-    peaks = np.abs(matrix).max(axis=1)
-    scales = (LEVELS / np.where(peaks > 0, peaks, 1)).astype(np.float32)
+    levels = min(LEVELS, math.isqrt((2**24 - 1) // dims))
+    steps = np.maximum(matrix.max(axis=1), -matrix.min(axis=1)) / levels
+    per_step = np.divide(1, steps, out=np.zeros_like(steps), where=steps > 0)
     index = faiss.IndexScalarQuantizer(
         dims, faiss.ScalarQuantizer.QT_8bit_direct_signed, faiss.METRIC_INNER_PRODUCT
     )
-    largest, longest, key_error = np.zeros(dims, np.float32), 0.0, 0.0
+    longest = key_error = 0.0
     for start in range(0, matrix.shape[1], SCAN_FROM):  # in slices: no float copy of all
         keys = matrix[:, start : start + SCAN_FROM].T
-        held = np.rint(keys * scales)
+        held = np.rint(keys * per_step)
         index.add(np.ascontiguousarray(held, np.float32))
-        largest = np.maximum(largest, np.abs(held).max(axis=0))
         longest = max(longest, float(np.linalg.norm(held, axis=1).max()))
-        key_error = max(key_error, float(np.linalg.norm(held / scales - keys, axis=1).max()))
-    return Scan(index, scales, largest, longest, key_error)
+        key_error = max(key_error, float(np.linalg.norm(held * steps - keys, axis=1).max()))
+    return Scan(index, steps, levels, longest, key_error)
 
 
 def _scanned(
@@ -222,9 +225,11 @@ def _scanned(
         rough, found = scan.index.search(rounded[asked], wanted)
         again = []
         for row, rough_row, columns in zip(asked, rough, found, strict=True):
-            # In column order: a gather reads each row of the matrix straight through.
-            columns = np.sort(columns[columns >= 0])
-            top = _top(queries[row] @ matrix[:, columns], columns, limit)
+            if wanted == size:  # every key: no gathering
+                top = _top(queries[row] @ matrix, np.arange(size), limit)
+            else:  # in column order, a gather reads each row of the matrix straight through
+                columns = np.sort(columns[columns >= 0])
+                top = _top(queries[row] @ matrix[:, columns], columns, limit)
             if wanted < size and rough_row[-1] / factors[row] + errors[row] >= top[-1][1]:
                 again.append(row)
             tops[row] = top
