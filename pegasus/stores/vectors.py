@@ -220,20 +220,20 @@ def _scanned(
     tops: list[list[tuple[int, float]]] = [[] for _ in queries]
     rounded, factors, errors = scan.rounded(queries)
     asked, size = list(range(len(queries))), matrix.shape[1]
-    wanted = min(size, 4 * limit + 80)
-    while asked:
+    wanted = 4 * limit + 80
+    while asked and wanted < size:
         rough, found = scan.index.search(rounded[asked], wanted)
         again = []
         for row, rough_row, columns in zip(asked, rough, found, strict=True):
-            if wanted == size:  # every key: no gathering
-                top = _top(queries[row] @ matrix, np.arange(size), limit)
-            else:  # in column order, a gather reads each row of the matrix straight through
-                columns = np.sort(columns[columns >= 0])
-                top = _top(queries[row] @ matrix[:, columns], columns, limit)
-            if wanted < size and rough_row[-1] / factors[row] + errors[row] >= top[-1][1]:
+            # In column order, a gather reads each row of the matrix straight through.
+            columns = np.sort(columns)
+            tops[row] = _top(queries[row] @ matrix[:, columns], columns, limit)
+            if rough_row[-1] / factors[row] + errors[row] >= tops[row][-1][1]:
                 again.append(row)
+        asked, wanted = again, wanted * 4
+    if asked:  # what the scan could not settle within a part's size: every key in full
+        for row, top in zip(asked, _multiplied(matrix, queries[asked], limit), strict=True):
             tops[row] = top
-        asked, wanted = again, min(size, wanted * 4)
     return tops
 
 
