@@ -113,17 +113,26 @@ def http_hook(http: httpx.Client, user: str, text: str) -> float:
 
 
 def resident_mb(pid: int) -> dict[str, float]:
-    status = Path(f"/proc/{pid}/status").read_text()
-    field = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    field = {name: value.split()[0] for name, value in field.items() if value.split()}
-    return {"rss_mb": round(int(field["VmRSS"]) / 1024, 1),
-            "peak_mb": round(int(field["VmHWM"]) / 1024, 1)}  # fmt: skip
+    """The service's memory, with its recall workers' (``--recall-workers``)."""
+    pids = [pid] + [
+        int(child)
+        for thread in Path(f"/proc/{pid}/task").iterdir()
+        for child in (thread / "children").read_text().split()
+    ]  # fmt: skip
+    kb = {"VmRSS": 0, "VmHWM": 0}
+    for each in pids:
+        for line in Path(f"/proc/{each}/status").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name in kb:
+                kb[name] += int(value.split()[0])
+    return {"rss_mb": round(kb["VmRSS"] / 1024, 1), "peak_mb": round(kb["VmHWM"] / 1024, 1)}
 
 
-def serve(url: str, env: dict[str, str]) -> subprocess.Popen:
+def serve(url: str, env: dict[str, str], workers: int = 0) -> subprocess.Popen:
     process = subprocess.Popen(
         [str(Path(sys.executable).parent / "pegasus"), "--store", url, "serve", "--port", str(PORT),
-         "--no-decay"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+         "--no-decay", "--recall-workers", str(workers)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
@@ -144,7 +153,8 @@ def measure(kind: str, edges: int, args: argparse.Namespace, env: dict[str, str]
         store.apply(user, Changes.of_graph(data.graph))
         Memory.open(store, user=user, embedder=default_embedder()).sync_keys()
         settle(kind, args.settle)
-        process = serve(url, env | {"PEGASUS_USER": user})  # its owner: warmed at start
+        # Its owner is warmed at start.
+        process = serve(url, env | {"PEGASUS_USER": user}, args.recall_workers)
         service = f"http://127.0.0.1:{PORT}"
         try:
             # Each measurement its own messages: the service remembers the texts it
@@ -198,6 +208,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     add_settle_option(parser)
     parser.add_argument("--out", type=Path, default=RESULTS / "service.json")
+    parser.add_argument("--recall-workers", type=int, default=0,
+                        help="pegasus serve --recall-workers")  # fmt: skip
     add_store_options(parser)
     args = parser.parse_args()
     model = ScriptedServer(by_round(recorded_rounds(RECORDING))).start()
@@ -206,7 +218,8 @@ def main() -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PEGASUS_")}
         env |= {"XDG_DATA_HOME": home, "PEGASUS_LLM_BASE_URL": model.base_url,
                 "PEGASUS_LLM_MODEL": "scripted", "PEGASUS_LLM_API_KEY": "none"}  # fmt: skip
-        result = {"help_s": help_seconds(env), "pace_start": pace(), "rows": rows}
+        result = {"help_s": help_seconds(env), "pace_start": pace(),
+                  "recall_workers": args.recall_workers, "rows": rows}  # fmt: skip
         for edges in args.sizes:
             for kind in args.stores:
                 first = edges == args.sizes[0] and kind == args.stores[0]

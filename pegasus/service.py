@@ -25,6 +25,7 @@ from pegasus.llm import LLM
 from pegasus.memory import Memory, Pegasus
 from pegasus.recall.engine import RecallResult
 from pegasus.recall.presets import PRESETS
+from pegasus.recall_workers import RecallWorkers
 from pegasus.results import Description
 from pegasus.stores import Stats
 from pegasus.write.forget import Forgetting
@@ -67,13 +68,17 @@ def create_app(
     token: str | None = None,
     llm: LLM | None = None,
     jobs_folder: Path | None = None,
+    workers: RecallWorkers | None = None,
 ) -> FastAPI:
     """The API over ``core``. With ``token``, requests without ``Authorization: Bearer
     <token>`` are refused; ``llm`` replaces the configured model (tests, the demo).
     With ``jobs_folder``, ingest jobs are kept there until done, and those left by an
-    earlier run are resumed now."""
+    earlier run are resumed now. With ``workers``, they answer the recalls."""
     app = FastAPI(title="Pegasus memory", summary="Long-term memory for LLM assistants.")
-    core.warm()
+    if workers is None:
+        core.warm()
+    else:  # they recall; the service still embeds what it is told
+        core.embedder.embed("warm up")
     app.state.ingests = ingests = IngestQueue(core, jobs_folder, llm)
     ingests.resume()
 
@@ -101,6 +106,14 @@ def create_app(
     def memory_of(user: str | None) -> Memory:
         return core.for_user(core.settings.user if user is None else user)
 
+    def recalled(
+        memory: Memory, message: str, conversation_id: str | None = None,
+        now: datetime | None = None, preset: str = "default",
+    ) -> RecallResult:  # fmt: skip
+        if workers is None:
+            return memory.recall(message, conversation_id, now, PRESETS[preset])
+        return workers.recall(memory.user, message, conversation_id, now, PRESETS[preset])
+
     @app.get("/health", dependencies=guarded)
     def health() -> dict[str, Any]:
         core.store.get_self(core.settings.user)  # a store that cannot answer: 503
@@ -111,7 +124,7 @@ def create_app(
         if body.preset not in PRESETS:
             raise ValidationError(f"unknown preset {body.preset!r}: one of {', '.join(PRESETS)}")
         memory = memory_of(body.user)
-        result = memory.recall(body.message, body.conversation_id, body.now, PRESETS[body.preset])
+        result = recalled(memory, body.message, body.conversation_id, body.now, body.preset)
         # Serialised once, here: returned as a model, it would be validated again first.
         return Response(result.model_dump_json(), media_type="application/json")
 
@@ -123,7 +136,7 @@ def create_app(
         if prompt is None:
             return {}
         session = payload.get("session_id")
-        result = memory_of(user).recall(prompt, session if isinstance(session, str) else None)
+        result = recalled(memory_of(user), prompt, session if isinstance(session, str) else None)
         return as_context(result.text) if result.text else {}
 
     @app.post("/ingest", status_code=202, dependencies=guarded)

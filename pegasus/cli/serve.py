@@ -23,6 +23,15 @@ def serve(
     ] = True,
     at: Annotated[str, typer.Option(help="Time of day for the decay pass (HH:MM).")] = "03:00",
     timezone: Annotated[str, typer.Option(help="Time zone of --at.")] = "UTC",
+    recall_workers: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Helper processes that answer recalls, for a busy service with cores to "
+            "spare (0: the service answers them). Each holds the model and the memories "
+            "it recalls from once more.",
+        ),
+    ] = 0,
 ) -> None:
     """Run the memory service: one process holding the store, the embedding model and the
     recall reference, answering a JSON HTTP API (OpenAPI at /docs). Requests need
@@ -33,6 +42,7 @@ def serve(
     from pegasus.config import load_settings, service_file
     from pegasus.memory import Pegasus
     from pegasus.paths import jobs_dir
+    from pegasus.recall_workers import RecallWorkers
     from pegasus.service import create_app
     from pegasus.time.scheduler import parse_clock, start_daily
 
@@ -47,7 +57,8 @@ def serve(
     scheduler = start_daily(core.decay, parse_clock(at), timezone) if decay else None
     # The model loads before the service says where it is: a client that finds it
     # never waits for the first recall.
-    app = create_app(core, token=core.settings.token, jobs_folder=jobs_dir())
+    workers = RecallWorkers(core.settings.store_url(), recall_workers) if recall_workers else None
+    app = create_app(core, token=core.settings.token, jobs_folder=jobs_dir(), workers=workers)
     discovery = service_file()
     discovery.parent.mkdir(parents=True, exist_ok=True)
     address = f"[{host}]" if ":" in host else host  # an IPv6 address is bracketed in a URL
@@ -66,6 +77,8 @@ def serve(
             discovery.unlink()
         if scheduler is not None:
             scheduler.shutdown(wait=True)
+        if workers is not None:
+            workers.close()
         if not app.state.ingests.busy:
             core.close()
 
