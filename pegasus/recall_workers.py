@@ -1,12 +1,13 @@
 """Recalls answered by helper processes (``pegasus serve --recall-workers N``).
 
 One Python process runs Python on one core at a time, and a recall spends most of
-its time in Python: a service answering every recall itself stops at about 55 a
-second on two cores however many clients ask, with a fifth of the cores idle; two
-processes sharing the cores answered 82 (docs/assistants.md, "Recalls per second").
-Each helper opens the service's store, loads the model and holds the owners' keys
-and graphs as the service would (that memory once more for each), and recalls; the
-service keeps everything else, writes included."""
+its time in Python: at 100k edges, threads recalling in one process stopped at
+about 55 a second on two cores however many there were, a fifth of the cores
+idle; two processes answered 82 (docs/assistants.md, "Recalls per second"). Each
+helper opens the service's store, loads the model and holds the owners' keys and
+graphs as the service would (that memory once more for each), and recalls,
+noting the claims a conversation was shown as a recall does; ingest, the decay
+and every other call stay in the service."""
 
 from __future__ import annotations
 
