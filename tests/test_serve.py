@@ -92,17 +92,22 @@ def test_serve_answers_and_stops_cleanly(tmp_path, monkeypatch) -> None:
 
 def helpers_of(pid: int) -> list[int]:
     """The processes ``pid`` spawned to work for it (multiprocessing's own tracker aside)."""
+
+    def read(path: Path) -> str:  # a thread or a process may end while we look
+        try:
+            return path.read_text()
+        except OSError:
+            return ""
+
     # Listed by the thread that started them: the helpers started again after one
     # died are a request thread's.
-    children = [
-        child
-        for thread in Path(f"/proc/{pid}/task").iterdir()
-        for child in (thread / "children").read_text().split()
-    ]
+    threads = Path(f"/proc/{pid}/task").iterdir()
+    children = [child for thread in threads for child in read(thread / "children").split()]
     return [
-        int(child) for child in children
-        if "spawn_main" in Path(f"/proc/{child}/cmdline").read_text()
-    ]  # fmt: skip
+        child
+        for child in map(int, children)
+        if "spawn_main" in read(Path(f"/proc/{child}/cmdline"))
+    ]
 
 
 def test_recall_workers_answer_as_the_service_does(tmp_path) -> None:
@@ -122,7 +127,9 @@ def test_recall_workers_answer_as_the_service_does(tmp_path) -> None:
         helpers = helpers_of(process.pid)
         assert len(helpers) == 2
         with ThreadPoolExecutor(4) as pool:  # side by side, as clients ask
-            answers = list(pool.map(lambda _: httpx.post(f"{url}/recall", json=asked), range(8)))
+            answers = list(
+                pool.map(lambda _: httpx.post(f"{url}/recall", json=asked, timeout=60), range(8))
+            )
         assert {answer.status_code for answer in answers} == {200}
         for answer in answers:
             assert answer.json() == json.loads(here.model_dump_json())
