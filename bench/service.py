@@ -81,6 +81,8 @@ def throughput(url: str, user: str, texts: Iterator[str], clients: int) -> float
 
     address = urlsplit(url)
 
+    failed: list[BaseException] = []
+
     def client(index: int) -> None:
         # The standard library's client: httpx took 0.8-1.0 ms of CPU a request,
         # this 0.2, and the clients share the service's two cores.
@@ -94,6 +96,8 @@ def throughput(url: str, user: str, texts: Iterator[str], clients: int) -> float
                 if response.status != 200:
                     raise RuntimeError(f"recall answered {response.status}: {answer[:200]!r}")
                 counts[index] += 1
+        except Exception as exc:  # a client that stopped would only lower the count
+            failed.append(exc)
         finally:
             connection.close()
 
@@ -102,6 +106,8 @@ def throughput(url: str, user: str, texts: Iterator[str], clients: int) -> float
         thread.start()
     for thread in threads:
         thread.join()
+    if failed:
+        raise failed[0]
     return round(sum(counts) / CLIENT_SECONDS, 1)
 
 
@@ -112,16 +118,24 @@ def http_hook(http: httpx.Client, user: str, text: str) -> float:
     return (time.perf_counter() - start) * 1000
 
 
+def _read(path: Path) -> str:
+    try:  # a thread or a process may end while we look
+        return path.read_text()
+    except OSError:
+        return ""
+
+
 def resident_mb(pid: int) -> dict[str, float]:
-    """The service's memory, with its recall workers' (``--recall-workers``)."""
+    """The service's memory, with its child processes' (the recall workers, and
+    multiprocessing's own tracker). Each process's RSS counts the pages it shares
+    with the others, and the peak is the sum of each one's own peak: upper bounds."""
+    threads = Path(f"/proc/{pid}/task").iterdir()
     pids = [pid] + [
-        int(child)
-        for thread in Path(f"/proc/{pid}/task").iterdir()
-        for child in (thread / "children").read_text().split()
-    ]  # fmt: skip
+        int(child) for thread in threads for child in _read(thread / "children").split()
+    ]
     kb = {"VmRSS": 0, "VmHWM": 0}
     for each in pids:
-        for line in Path(f"/proc/{each}/status").read_text().splitlines():
+        for line in _read(Path(f"/proc/{each}/status")).splitlines():
             name, _, value = line.partition(":")
             if name in kb:
                 kb[name] += int(value.split()[0])

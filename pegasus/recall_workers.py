@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import signal
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime
+from typing import Any
 
 from pegasus.errors import StoreError
 from pegasus.memory import Pegasus
@@ -26,17 +29,32 @@ from pegasus.recall.presets import RecallSettings
 
 log = logging.getLogger(__name__)
 
+START_SECONDS = 600  # for every helper to open the store and load the model
 _core: Pegasus | None = None  # a helper's own, opened when it starts
+_all_warm: Any = None  # the barrier every helper meets once warm
 
 
-def _start(store_url: str) -> None:
+def _start(store_url: str, started: Any) -> None:
     from threadpoolctl import threadpool_limits
 
-    global _core
+    global _core, _all_warm
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the service, which stops us
+    threading.Thread(target=_end_with, args=(os.getppid(),), daemon=True).start()
     threadpool_limits(1, user_api="blas")  # as in the service (pegasus/cli/serve.py)
-    _core = Pegasus(store_url)
+    _core, _all_warm = Pegasus(store_url), started
     _core.warm()
+
+
+def _end_with(service: int) -> None:
+    """A service killed outright (out of memory, SIGKILL) never tells its helpers:
+    they would wait for work for ever, holding their memory."""
+    while os.getppid() == service:
+        time.sleep(1)
+    os._exit(0)
+
+
+def _warm() -> None:
+    _all_warm.wait(START_SECONDS)  # each helper runs one task at a time: all are warm
 
 
 def _recall(
@@ -54,19 +72,19 @@ class RecallWorkers:
     def __init__(self, store_url: str, count: int) -> None:
         self.store_url, self.count = store_url, count
         self._lock = threading.Lock()
-        self._pool = self._started()
+        self._pool = self._new_pool()
 
-    def _started(self) -> ProcessPoolExecutor:
+    def _new_pool(self) -> ProcessPoolExecutor:
         # Spawned, not forked: the service's threads, model and store connections
         # must not be copied half-way through their work.
-        pool = ProcessPoolExecutor(
-            self.count, multiprocessing.get_context("spawn"), _start, (self.store_url,)
-        )
-        # Each task asked now starts a helper; each waits for its helper to be warm.
+        spawn = multiprocessing.get_context("spawn")
+        started = spawn.Barrier(self.count)
+        pool = ProcessPoolExecutor(self.count, spawn, _start, (self.store_url, started))
+        # Each task asked now starts a helper of its own, and waits until all are warm.
         try:
-            for ready in [pool.submit(int) for _ in range(self.count)]:
+            for ready in [pool.submit(_warm) for _ in range(self.count)]:
                 ready.result()
-        except BrokenProcessPool as exc:  # a helper could not open the store or the model
+        except (BrokenProcessPool, threading.BrokenBarrierError) as exc:  # could not open the store
             pool.shutdown(wait=False, cancel_futures=True)
             raise StoreError(
                 f"the recall workers could not start (their error is logged above): {exc}"
@@ -80,11 +98,11 @@ class RecallWorkers:
         pool = self._pool
         try:
             return pool.submit(_recall, user, message, conversation_id, now, settings).result()
-        except BrokenProcessPool as exc:  # a helper died (killed, out of memory)
+        except BrokenProcessPool as exc:  # a helper died: this recall and those asked meanwhile
             with self._lock:
                 if self._pool is pool:
                     log.warning("a recall worker stopped; starting them again")
-                    self._pool = self._started()
+                    self._pool = self._new_pool()
             raise StoreError("a recall worker stopped; they have been started again") from exc
 
     def close(self) -> None:

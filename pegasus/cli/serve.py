@@ -54,10 +54,13 @@ def serve(
     # (docs/assistants.md, "Recalls per second").
     threadpool_limits(1, user_api="blas")
     core = Pegasus(ctx.obj.store)
+    store_url = core.settings.store_url()
+    if recall_workers and store_url.endswith(":memory:"):
+        raise ValidationError("--recall-workers needs a store they can open too, not :memory:")
     scheduler = start_daily(core.decay, parse_clock(at), timezone) if decay else None
     # The model loads before the service says where it is: a client that finds it
     # never waits for the first recall.
-    workers = RecallWorkers(core.settings.store_url(), recall_workers) if recall_workers else None
+    workers = RecallWorkers(store_url, recall_workers) if recall_workers else None
     app = create_app(core, token=core.settings.token, jobs_folder=jobs_dir(), workers=workers)
     discovery = service_file()
     discovery.parent.mkdir(parents=True, exist_ok=True)
