@@ -125,16 +125,21 @@ def _read(path: Path) -> str:
         return ""
 
 
+def children(pid: int, command: str = "") -> list[int]:
+    """The processes ``pid`` started whose command line holds ``command``. Each is
+    listed under the thread that started it (the recall workers started again after
+    one died are a request thread's)."""
+    threads = Path(f"/proc/{pid}/task").iterdir()
+    found = [int(child) for thread in threads for child in _read(thread / "children").split()]
+    return [child for child in found if command in _read(Path(f"/proc/{child}/cmdline"))]
+
+
 def resident_mb(pid: int) -> dict[str, float]:
     """The service's memory, with its child processes' (the recall workers, and
     multiprocessing's own tracker). Each process's RSS counts the pages it shares
     with the others, and the peak is the sum of each one's own peak: upper bounds."""
-    threads = Path(f"/proc/{pid}/task").iterdir()
-    pids = [pid] + [
-        int(child) for thread in threads for child in _read(thread / "children").split()
-    ]
     kb = {"VmRSS": 0, "VmHWM": 0}
-    for each in pids:
+    for each in [pid, *children(pid)]:
         for line in _read(Path(f"/proc/{each}/status")).splitlines():
             name, _, value = line.partition(":")
             if name in kb:

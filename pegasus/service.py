@@ -110,9 +110,10 @@ def create_app(
         memory: Memory, message: str, conversation_id: str | None = None,
         now: datetime | None = None, preset: str = "default",
     ) -> RecallResult:  # fmt: skip
+        settings = PRESETS[preset]
         if workers is None:
-            return memory.recall(message, conversation_id, now, PRESETS[preset])
-        return workers.recall(memory.user, message, conversation_id, now, PRESETS[preset])
+            return memory.recall(message, conversation_id, now, settings)
+        return workers.recall(memory.user, message, conversation_id, now, settings)
 
     @app.get("/health", dependencies=guarded)
     def health() -> dict[str, Any]:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.service import children
 from pegasus.config import service_file
 from pegasus.memory import Pegasus
 from tests.conftest import SEED_GRAPH
@@ -91,23 +92,8 @@ def test_serve_answers_and_stops_cleanly(tmp_path, monkeypatch) -> None:
 
 
 def helpers_of(pid: int) -> list[int]:
-    """The processes ``pid`` spawned to work for it (multiprocessing's own tracker aside)."""
-
-    def read(path: Path) -> str:  # a thread or a process may end while we look
-        try:
-            return path.read_text()
-        except OSError:
-            return ""
-
-    # Listed by the thread that started them: the helpers started again after one
-    # died are a request thread's.
-    threads = Path(f"/proc/{pid}/task").iterdir()
-    children = [child for thread in threads for child in read(thread / "children").split()]
-    return [
-        child
-        for child in map(int, children)
-        if "spawn_main" in read(Path(f"/proc/{child}/cmdline"))
-    ]
+    """The recall workers ``pid`` spawned (multiprocessing's own tracker aside)."""
+    return children(pid, "spawn_main")
 
 
 def test_recall_workers_answer_as_the_service_does(tmp_path) -> None:
