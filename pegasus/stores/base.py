@@ -51,6 +51,9 @@ STABILITIES = {stability.value: stability for stability in Stability}
 CARDINALITIES = {cardinality.value: cardinality for cardinality in Cardinality}
 
 MAX_HOPS = 2
+# A word held by more claims than this singles out none of them, and ranking every
+# claim that holds it is most of a word search's cost: stores may leave it out.
+COMMON_IN_CLAIMS = 2_000
 
 
 @dataclass

@@ -31,6 +31,7 @@ from pegasus.model import (
 )
 from pegasus.stores.base import (
     CARDINALITIES,
+    COMMON_IN_CLAIMS,
     KINDS,
     STABILITIES,
     Changes,
@@ -46,7 +47,6 @@ from pegasus.time.decay import SECONDS_PER_DAY, DecayRule, decayed
 
 CHUNK = 500  # ids per IN (...) list, well under SQLite's variable limit
 BUSY_SECONDS = 30.0  # how long a write waits for another process's write to finish
-COMMON_IN_CLAIMS = 2_000  # claims holding a word beyond which search_words skips it
 # Kept in tables of their own, not in the record's JSON.
 APART = {"journal", "used_edges"}
 

@@ -10,6 +10,8 @@ its time on."""
 from __future__ import annotations
 
 import math
+import re
+from collections import Counter
 from collections.abc import Collection, Sequence
 from typing import Any, NamedTuple
 
@@ -34,6 +36,8 @@ MULTIPLY_FROM = 3
 # the product slower than a full one, at any number of keys (one query is a
 # matrix-vector product, faster alone).
 QUERY_BLOCK = 4
+WORD = re.compile(r"\w+")
+WORDS = "words"
 
 
 class KeyVectors(NamedTuple):
@@ -43,6 +47,7 @@ class KeyVectors(NamedTuple):
     version: Any  # of the owner's keys when loaded, as the store tells it
     kinds: np.ndarray  # each column's key kind
     parts: dict  # frozenset of kinds -> Part, made on first use
+    counted: dict  # WORDS -> how many claim keys hold each word, counted on first use
 
     @classmethod
     def of(cls, keys: list[EmbeddingKey], vectors: Sequence[Any], version: Any) -> KeyVectors:
@@ -59,7 +64,7 @@ class KeyVectors(NamedTuple):
         # A product with the mask, not a selection: that would copy the named columns.
         mean = columns @ named.astype(np.float32) / int(named.sum()) if named.any() else None
         columns.flags.writeable = False
-        return cls(keys, columns, mean, version, kinds, {})
+        return cls(keys, columns, mean, version, kinds, {}, {})
 
     def updated(self, keys: list[EmbeddingKey], vectors: Sequence[Any], version: Any) -> KeyVectors:
         """This copy with ``keys`` written over it: a key already held is replaced,
@@ -83,7 +88,21 @@ class KeyVectors(NamedTuple):
                 added.append(i)
         matrix = np.hstack([self.matrix, columns[:, added]]) if added else self.matrix.copy()
         matrix[:, replaced] = columns[:, replacing]
-        return self._of_columns(held, matrix, version)
+        copy = self._of_columns(held, matrix, version)
+        if WORDS in self.counted:  # carried over: counting every claim again takes a while
+            counts = self.counted[WORDS].copy()
+            changed = {*replaced, *range(len(self.keys), len(held))}
+            was = [self.keys[i] for i in changed if i < len(self.keys)]
+            counts.subtract(w for key in was for w in _claim_words(key))
+            counts.update(w for i in changed for w in _claim_words(held[i]))
+            copy.counted[WORDS] = counts
+        return copy
+
+    def claims_holding(self, word: str) -> int:
+        """How many claim keys hold ``word`` (case-folded) in their text, as a word."""
+        if WORDS not in self.counted:
+            self.counted[WORDS] = Counter(w for key in self.keys for w in _claim_words(key))
+        return self.counted[WORDS][word.casefold()]
 
     def only(self, kinds: Collection[str] | None) -> Part:
         """The keys of ``kinds`` (all when None), their columns and their scan."""
@@ -235,6 +254,10 @@ def _scanned(
         for row, top in zip(asked, _multiplied(matrix, queries[asked], limit), strict=True):
             tops[row] = top
     return tops
+
+
+def _claim_words(key: EmbeddingKey) -> set[str]:
+    return set(WORD.findall(key.text.casefold())) if key.kind == CLAIM_KEY else set()
 
 
 def _with_vector(key: EmbeddingKey, vector: np.ndarray) -> EmbeddingKey:

@@ -10,6 +10,8 @@ from pegasus.errors import ValidationError
 from pegasus.interchange import Graph, parse_graph
 from pegasus.model import Conversation, Edge, EmbeddingKey, Node, edge_id
 from pegasus.stores import Changes, Store
+from pegasus.stores import neo4j as neo4j_store
+from pegasus.stores import sqlite as sqlite_store
 from pegasus.time.decay import DECAY_RATES, RULE, edge_state, reinforced_edge
 from tests.conftest import SEED_GRAPH
 
@@ -775,3 +777,22 @@ def test_claim_keys_are_searched_apart_from_names(store: Store, users: tuple[str
     store.apply(user, Changes(delete_keys=["claim|e1"]))
     assert store.search_words(user, ["walks"]) == []
     assert store.key_mean(user) == pytest.approx([0.5, 0.5, 0.0])
+
+
+def test_words_in_more_claims_than_the_limit_are_not_searched(
+    store: Store, user: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for module in (sqlite_store, neo4j_store):
+        monkeypatch.setattr(module, "COMMON_IN_CLAIMS", 2)
+    texts = ["Lena sails the lake", "Lena sails at dawn", "Lena sails with Omar"]
+    claims = [_claim_key(f"e{i}", text, [1, 0, i]) for i, text in enumerate(texts)]
+    store.apply(user, Changes(keys=claims))
+    # "sails" singles out no claim: only "omar" is searched.
+    assert store.search_words(user, ["sails"]) == []
+    assert [k.id for k, _ in store.search_words(user, ["sails", "omar"])] == ["claim|e2"]
+    store.apply(user, Changes(keys=[_claim_key("e0", "Lena rows the lake", [1, 0, 0])]))
+    assert {k.id for k, _ in store.search_words(user, ["sails"])} == {"claim|e1", "claim|e2"}
+    store.apply(user, Changes(keys=[_claim_key("e3", "Omar sails", [0, 1, 0])]))
+    assert store.search_words(user, ["sails"]) == []
+    store.apply(user, Changes(delete_keys=["claim|e1"]))
+    assert {k.id for k, _ in store.search_words(user, ["sails"])} == {"claim|e2", "claim|e3"}

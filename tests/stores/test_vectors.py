@@ -42,6 +42,25 @@ def test_an_updated_copy_equals_a_fresh_one() -> None:
     assert "x1" not in {k.id for k, _ in copy.nearest(queries[:1], 100, None)[0]}
 
 
+def test_an_updated_copy_counts_claim_words_as_a_fresh_one() -> None:
+    def claim(ident: str, text: str) -> EmbeddingKey:
+        return EmbeddingKey.model_construct(id=ident, text=text, ref=ident, kind=CLAIM_KEY)
+
+    rng = np.random.default_rng(3)
+    first = [claim("c1", "Lena sails"), claim("c2", "Lena hikes, Lena sails"), *keys(["Lena"])]
+    copy = KeyVectors.of(first, list(rng.standard_normal((3, 8))), 1)
+    assert [copy.claims_holding(w) for w in ("LENA", "sails", "hikes", "omar")] == [2, 2, 1, 0]
+    # One claim is rewritten, one becomes a name, a new one comes twice.
+    changed = [claim("c2", "Omar hikes"), claim("c3", "Omar sails"), claim("c3", "Omar sails"),
+               *keys(["c1"])]  # fmt: skip
+    updated = copy.updated(changed, list(rng.standard_normal((4, 8))), 2)
+    latest = {key.id: key for key in [*first, *changed]}
+    fresh = KeyVectors.of(list(latest.values()), list(rng.standard_normal((4, 8))), 2)
+    words = ("lena", "sails", "hikes", "omar")
+    assert [updated.claims_holding(w) for w in words] == [0, 1, 1, 2]
+    assert [fresh.claims_holding(w) for w in words] == [0, 1, 1, 2]
+
+
 def test_an_empty_copy_takes_its_first_keys() -> None:
     empty = KeyVectors.of([], [], 0)
     updated = empty.updated(keys(["a"]), [np.ones(4, np.float32)], 1)
