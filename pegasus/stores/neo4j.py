@@ -804,7 +804,9 @@ class Neo4jStore(Store):
                 self._unheld.add(user)
             return None
         rows = self._read("key_list", _key_and_vector, user=user, with_vectors=True)
-        return self._hold(user, KeyVectors.of(*_keys_of(rows), version))
+        copy = KeyVectors.of(*_keys_of(rows), version)
+        copy.claim_words()  # counted here (for a large owner, in the background), not in a recall
+        return self._hold(user, copy)
 
     def _read_later(self, user: str, version: int) -> None:
         try:

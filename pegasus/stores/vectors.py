@@ -5,7 +5,8 @@ that fits in memory (see docs/stores.md, "Vector search across owners"). Many ke
 are first scanned as 8-bit integers, then the best candidates scored again in full
 (see docs/stores.md, "Searching many keys"): the same answer for a quarter of the
 memory traffic and integer arithmetic, which is what a large owner's search spends
-its time on."""
+its time on. The copy also counts the words of the owner's claims, for a store whose
+word index cannot count them cheaply (Neo4j)."""
 
 from __future__ import annotations
 
@@ -98,11 +99,15 @@ class KeyVectors(NamedTuple):
             copy.counted[WORDS] = counts
         return copy
 
-    def claims_holding(self, word: str) -> int:
-        """How many claim keys hold ``word`` (case-folded) in their text, as a word."""
+    def claim_words(self) -> Counter[str]:
+        """Word (case-folded) -> how many claim keys hold it in their text, counted
+        on first use."""
         if WORDS not in self.counted:
             self.counted[WORDS] = Counter(w for key in self.keys for w in _claim_words(key))
-        return self.counted[WORDS][word.casefold()]
+        return self.counted[WORDS]
+
+    def claims_holding(self, word: str) -> int:
+        return self.claim_words()[word.casefold()]
 
     def only(self, kinds: Collection[str] | None) -> Part:
         """The keys of ``kinds`` (all when None), their columns and their scan."""
