@@ -879,7 +879,9 @@ class Neo4jStore(Store):
     ) -> list[tuple[EmbeddingKey, float]]:
         # Letters and digits only, each quoted: Lucene syntax in a message is only text.
         terms = [t for t in dict.fromkeys(" ".join(re.findall(r"\w+", w)) for w in words) if t]
-        if held := self._held_copy(user):
+        with self._held_lock:  # as held: catching up on writes is the key search's work
+            held = self._held.get(user)
+        if held is not None:
             # As SQLite leaves out common words (COMMON_IN_CLAIMS), counted in the keys
             # held: "topic" in 21,000 claims cost 5 ms of Lucene a message, a rare
             # word 1. Whole words only, the index's count of their stem is never lower.

@@ -37,7 +37,9 @@ MULTIPLY_FROM = 3
 # the product slower than a full one, at any number of keys (one query is a
 # matrix-vector product, faster alone).
 QUERY_BLOCK = 4
-WORD = re.compile(r"\w+")
+# A word as the full-text index's tokenizer keeps it: "don't", "3.14" and
+# "example.com" are one word each, never counted as "don" or "example".
+WORD = re.compile(r"\w+(?:['’.,:·]\w+)*")
 WORDS = "words"
 
 
@@ -74,7 +76,10 @@ class KeyVectors(NamedTuple):
         if not keys:
             return self._replace(version=version)
         if not self.keys:
-            return KeyVectors.of(keys, vectors, version)
+            fresh = KeyVectors.of(keys, vectors, version)
+            if WORDS in self.counted:
+                fresh.claim_words()
+            return fresh
         held, position = list(self.keys), {key.id: i for i, key in enumerate(self.keys)}
         columns = _unit_rows(vectors).T
         replaced, replacing, added = [], [], []
@@ -100,14 +105,14 @@ class KeyVectors(NamedTuple):
         return copy
 
     def claim_words(self) -> Counter[str]:
-        """Word (case-folded) -> how many claim keys hold it in their text, counted
-        on first use."""
+        """Word (lower case) -> how many claim keys hold it in their text, counted on
+        first use."""
         if WORDS not in self.counted:
             self.counted[WORDS] = Counter(w for key in self.keys for w in _claim_words(key))
         return self.counted[WORDS]
 
     def claims_holding(self, word: str) -> int:
-        return self.claim_words()[word.casefold()]
+        return self.claim_words()[word.lower()]
 
     def only(self, kinds: Collection[str] | None) -> Part:
         """The keys of ``kinds`` (all when None), their columns and their scan."""
@@ -262,7 +267,7 @@ def _scanned(
 
 
 def _claim_words(key: EmbeddingKey) -> set[str]:
-    return set(WORD.findall(key.text.casefold())) if key.kind == CLAIM_KEY else set()
+    return set(WORD.findall(key.text.lower())) if key.kind == CLAIM_KEY else set()
 
 
 def _with_vector(key: EmbeddingKey, vector: np.ndarray) -> EmbeddingKey:

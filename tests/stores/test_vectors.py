@@ -50,10 +50,14 @@ def test_an_updated_copy_counts_claim_words_as_a_fresh_one() -> None:
     first = [claim("c1", "Lena sails"), claim("c2", "Lena hikes, Lena sails"), *keys(["Lena"])]
     copy = KeyVectors.of(first, list(rng.standard_normal((3, 8))), 1)
     assert [copy.claims_holding(w) for w in ("LENA", "sails", "hikes", "omar")] == [2, 2, 1, 0]
+    # Words as the full-text index keeps them: "won't" is not "won".
+    wont = KeyVectors.of([claim("c4", "Omar won't sail")], [[1.0] * 8], 1)
+    assert wont.claims_holding("won") == 0 and wont.claims_holding("won't") == 1
     # One claim is rewritten, one becomes a name, a new one comes twice.
     changed = [claim("c2", "Omar hikes"), claim("c3", "Omar sails"), claim("c3", "Omar sails"),
                *keys(["c1"])]  # fmt: skip
     updated = copy.updated(changed, list(rng.standard_normal((4, 8))), 2)
+    assert vectors_module.WORDS in updated.counted  # carried over, not counted again
     latest = {key.id: key for key in [*first, *changed]}
     fresh = KeyVectors.of(list(latest.values()), list(rng.standard_normal((4, 8))), 2)
     words = ("lena", "sails", "hikes", "omar")
