@@ -107,6 +107,7 @@ def test_recall_workers_answer_as_the_service_does(tmp_path) -> None:
     assert here.used_edges
     port = free_port()
     process = serve_process(store_url, port, None, "--recall-workers", "2")
+    again: list[int] = []  # the helpers at the end, which must stop with the service
     try:
         url = f"http://127.0.0.1:{port}"
         answering(url)

@@ -77,9 +77,7 @@ class KeyVectors(NamedTuple):
             return self._replace(version=version)
         if not self.keys:
             fresh = KeyVectors.of(keys, vectors, version)
-            if WORDS in self.counted:
-                fresh.claim_words()
-            return fresh
+            return self._counts_carried(fresh, [], fresh.keys)
         held, position = list(self.keys), {key.id: i for i, key in enumerate(self.keys)}
         columns = _unit_rows(vectors).T
         replaced, replacing, added = [], [], []
@@ -94,13 +92,23 @@ class KeyVectors(NamedTuple):
                 added.append(i)
         matrix = np.hstack([self.matrix, columns[:, added]]) if added else self.matrix.copy()
         matrix[:, replaced] = columns[:, replacing]
-        copy = self._of_columns(held, matrix, version)
-        if WORDS in self.counted:  # carried over: counting every claim again takes a while
+        changed = {*replaced, *range(len(self.keys), len(held))}
+        return self._counts_carried(
+            self._of_columns(held, matrix, version),
+            [self.keys[i] for i in changed if i < len(self.keys)],
+            [held[i] for i in changed],
+        )
+
+    def _counts_carried(
+        self, copy: KeyVectors, was: list[EmbeddingKey], now: list[EmbeddingKey]
+    ) -> KeyVectors:
+        """``copy`` given this copy's word counts, if made, less the keys it no longer
+        holds (``was``) and plus those it holds instead (``now``): counting every
+        claim again takes a while."""
+        if WORDS in self.counted:
             counts = self.counted[WORDS].copy()
-            changed = {*replaced, *range(len(self.keys), len(held))}
-            was = [self.keys[i] for i in changed if i < len(self.keys)]
             counts.subtract(w for key in was for w in _claim_words(key))
-            counts.update(w for i in changed for w in _claim_words(held[i]))
+            counts.update(w for key in now for w in _claim_words(key))
             copy.counted[WORDS] = counts
         return copy
 

@@ -58,6 +58,10 @@ def test_an_updated_copy_counts_claim_words_as_a_fresh_one() -> None:
                *keys(["c1"])]  # fmt: skip
     updated = copy.updated(changed, list(rng.standard_normal((4, 8))), 2)
     assert vectors_module.WORDS in updated.counted  # carried over, not counted again
+    empty = KeyVectors.of([], [], 0)
+    empty.claim_words()
+    started = empty.updated(first, list(rng.standard_normal((3, 8))), 1)
+    assert vectors_module.WORDS in started.counted and started.claims_holding("lena") == 2
     latest = {key.id: key for key in [*first, *changed]}
     fresh = KeyVectors.of(list(latest.values()), list(rng.standard_normal((4, 8))), 2)
     words = ("lena", "sails", "hikes", "omar")
