@@ -8,8 +8,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OPENCODE := integrations/opencode
 NODE_STAMP := $(OPENCODE)/node_modules/.installed
+CLIENTS := tests/clients
+CLIENTS_STAMP := $(CLIENTS)/node_modules/.installed
 
-.PHONY: install install-node demo test lint neo4j-up neo4j-down bench bench-full bench-owners bench-locomo clean
+.PHONY: install install-node install-clients demo test lint neo4j-up neo4j-down bench bench-full bench-owners bench-locomo clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,10 +30,21 @@ $(NODE_STAMP): $(OPENCODE)/package.json $(OPENCODE)/package-lock.json
 
 install-node: $(NODE_STAMP)
 
+# Claude Code and Codex at the versions the end-to-end tests of the hooks pin. Each
+# ships its program in a package for this platform, an optional dependency (and
+# Claude Code links it in place at install): both must then answer --version.
+$(CLIENTS_STAMP): $(CLIENTS)/package.json $(CLIENTS)/package-lock.json
+	cd $(CLIENTS) && npm install --no-audit --no-fund --include=optional
+	$(CLIENTS)/node_modules/.bin/claude --version
+	$(CLIENTS)/node_modules/.bin/codex --version
+	touch $(CLIENTS_STAMP)
+
+install-clients: $(CLIENTS_STAMP)
+
 demo: install
 	$(VENV)/bin/pegasus demo
 
-test: install install-node
+test: install install-node install-clients
 	PYTHON=$(PY) ./scripts/test.sh
 
 lint: install
@@ -68,4 +81,5 @@ bench-locomo: install
 	$(PY) -m bench.locomo --data $(LOCOMO)
 
 clean:
-	rm -rf $(VENV) .neo4j neo4j-launcher/target $(OPENCODE)/node_modules $(OPENCODE)/dist
+	rm -rf $(VENV) .neo4j neo4j-launcher/target $(OPENCODE)/node_modules $(OPENCODE)/dist \
+	  $(CLIENTS)/node_modules

@@ -45,14 +45,77 @@ def queue_ingest(job: dict[str, Any], folder: Path | None = None) -> Path:
     return path
 
 
+def kept_jobs(folder: Path | None = None) -> list[dict[str, Any]]:
+    """The ingest jobs kept on disk, oldest first, as ``id``, ``user``,
+    ``conversation_id``, ``state`` and ``why``, read without the service: a job
+    never run has the state ``queued``."""
+    folder = folder or jobs_dir()
+    found = []
+    paths = folder.glob("*.json") if folder.is_dir() else []
+    for path in sorted(paths, key=lambda p: p.stat().st_mtime):
+        try:
+            spec = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # being written, or unreadable: the service sets it aside
+        status = spec.get("status") or {}
+        transcript = spec.get("transcript")
+        said_id = transcript.get("id") if isinstance(transcript, dict) else None
+        found.append({"id": spec.get("id", path.stem), "user": spec.get("user"),
+                      "conversation_id": spec.get("conversation_id") or said_id,
+                      "state": status.get("state", "queued"),
+                      "why": status.get("waiting_for") or status.get("error")})  # fmt: skip
+    return found
+
+
+def store_key(url: str) -> str | None:
+    """What names a store whoever opens it: an SQLite file's absolute path, a Neo4j
+    server's host and port (no credentials); None for a store in memory, which no
+    other process shares."""
+    scheme = url.partition(":")[0].lower()
+    if scheme == "sqlite":
+        path = url.removeprefix("sqlite://").removeprefix("/")
+        return None if path in ("", ":memory:") else f"sqlite:{Path(path).expanduser().resolve()}"
+    target = urllib.parse.urlsplit(url)
+    try:
+        port = target.port or 7687
+    except ValueError:
+        return None
+    return f"neo4j:{(target.hostname or 'localhost').lower()}:{port}"
+
+
+def running_service() -> dict[str, Any] | None:
+    """What a running ``pegasus serve`` wrote about itself (``url``, ``pid``, ``store``)."""
+    try:
+        found = json.loads(service_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) and isinstance(found.get("url"), str) else None
+
+
 def service_url() -> str | None:
     """``PEGASUS_URL``, else the URL a running ``pegasus serve`` wrote, else None."""
     if os.environ.get("PEGASUS_URL"):
         return os.environ["PEGASUS_URL"].rstrip("/")
+    found = running_service()
+    return found["url"] if found else None
+
+
+def service_for(store: str | None) -> str | None:
+    """The running service to ask instead of opening ``store`` in this process: with
+    no store named, the one there is; with one, only a service holding that store
+    (its ``service.json``, or its ``/health`` for one named by ``PEGASUS_URL``)."""
+    url = service_url()
+    if url is None or store is None:
+        return url
+    wanted = store_key(store)
+    found = running_service()
+    if found is not None and found["url"] == url:
+        return url if wanted is not None and found.get("store") == wanted else None
     try:
-        return json.loads(service_file().read_text(encoding="utf-8"))["url"]
-    except (OSError, ValueError, KeyError, TypeError):
+        health = call(url, "/health", timeout=2.0)
+    except errors.PegasusError:
         return None
+    return url if health and wanted is not None and health.get("store_key") == wanted else None
 
 
 def call(
@@ -61,8 +124,10 @@ def call(
     body: dict[str, Any] | None = None,
     query: dict[str, str] | None = None,
     timeout: float = TIMEOUT_SECONDS,
+    method: str | None = None,
 ) -> Any:
-    """POST ``body`` (GET without one) to the service; None when nothing answers there
+    """POST ``body`` (GET without one, or ``method``) to the service; None when nothing
+    answers there
     (the caller then works in-process). An answer with an error raises the error it
     names. ``http.client`` rather than ``urllib.request``: a third of the import time,
     which a hook pays on every prompt."""
@@ -74,7 +139,7 @@ def call(
     where = target.path.rstrip("/") + path + (f"?{urllib.parse.urlencode(query)}" if query else "")
     connection = connection_class(target.netloc, timeout=timeout)
     try:
-        connection.request("GET" if body is None else "POST", where,
+        connection.request(method or ("GET" if body is None else "POST"), where,
                            None if body is None else json.dumps(body), headers)  # fmt: skip
         answer = connection.getresponse()
         payload = answer.read()

@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -554,6 +555,25 @@ def check_neo4j(settings: Settings, store_url: str) -> Check:
     return Check("neo4j", OK, f"{uri} answers: {found['agent']} ({role})", details=details)
 
 
+def check_jobs() -> Check:
+    """Sessions handed over and not learned yet, and why (from the jobs folder, which
+    the service keeps up to date)."""
+    from pegasus.client import kept_jobs
+
+    kept = kept_jobs()
+    if not kept:
+        return Check("jobs", OK, "no session waits to be learned")
+    states = Counter(job["state"] for job in kept)
+    message = f"{len(kept)} sessions not learned yet ("
+    message += ", ".join(f"{count} {state}" for state, count in states.items()) + ")"
+    why = list(dict.fromkeys(job["why"] for job in kept if job["why"]))
+    message += f": {'; '.join(why)}" if why else ""
+    fix = "`pegasus jobs` lists them; put the cause right, then `pegasus jobs retry ID`"
+    if set(states) == {"queued"}:
+        fix = "start `pegasus serve`: it learns them"
+    return Check("jobs", WARNING, message, fix, {"jobs": kept})
+
+
 # --- the command -------------------------------------------------------------------
 def _store_source(option: str | None, settings: Settings) -> tuple[str, str]:
     if option:
@@ -577,3 +597,4 @@ def run_checks(
     yield check_embedding(settings)
     yield check_llm(settings, llm)
     yield check_neo4j(settings, url)
+    yield check_jobs()

@@ -1,10 +1,15 @@
 """The service's ingest queue: one job at a time on a background thread, each job a
-file until it ends.
+file until it is learned or dropped.
 
-A job cut short by a stop (SIGTERM, a crash, a power cut) is still a file on the
-next start, and runs again: ingest resumes from its journal, so the graph ends as
-an uninterrupted run would have left it. Hook commands that find no service running
-leave their transcripts here too (``pegasus.client.queue_ingest``)."""
+No session is lost on the way. A job that cannot run now (no language model
+configured, the model or the store down) is *waiting*: its file stays, it says why,
+and it is tried again with a growing pause while the service runs, and at the next
+start. A job cut short by a stop (SIGTERM, a crash, a power cut) is still a file on
+the next start and runs again: ingest resumes from its journal, so the graph ends as
+an uninterrupted run would have left it. A job that fails for any other reason is
+*failed*, its file kept until ``pegasus jobs retry`` or ``pegasus jobs drop``. Hook
+commands that find no service running leave their transcripts here too
+(``pegasus.client.queue_ingest``)."""
 
 from __future__ import annotations
 
@@ -12,42 +17,73 @@ import json
 import logging
 import queue
 import threading
-from datetime import datetime
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from pegasus.client import ingest_job, queue_ingest
-from pegasus.errors import LLMError, StoreError
-from pegasus.llm import LLM
+from pegasus.config import load_settings
+from pegasus.errors import ConfigError, LLMError, NotFoundError, StoreError, ValidationError
+from pegasus.llm import LLM, LLMConfig
 from pegasus.memory import Pegasus
 from pegasus.write.pipeline import IngestReport
 from pegasus.write.transcript import Transcript, parse_transcript
 
 log = logging.getLogger("pegasus.jobs")
-TRANSIENT = (StoreError, LLMError)  # worth another try on the next start
-KEPT = 1000  # finished jobs whose status can still be asked for
+# Worth another try later: a setting put right, a model or a store back.
+TEMPORARY = (StoreError, LLMError, ConfigError)
+TRIES = 10  # a waiting job is failed after this many tries (its file still kept)
+FIRST_PAUSE = 30.0  # seconds before the second try, doubling up to LONGEST_PAUSE
+LONGEST_PAUSE = 1800.0
+KEPT = 1000  # learned jobs whose status can still be asked for
+NO_MODEL = "no language model configured: set PEGASUS_LLM_BASE_URL and PEGASUS_LLM_MODEL"
+
+State = Literal["queued", "running", "waiting", "done", "failed"]
 
 
 class Job(BaseModel):
     id: str
     user: str
     conversation_id: str
-    state: Literal["queued", "running", "done", "failed"] = "queued"
+    state: State = "queued"
     report: IngestReport | None = None
-    error: str | None = None
+    error: str | None = None  # why it failed
+    waiting_for: str | None = None  # why it has not run yet; it runs again by itself
+    tries: int = 0
+    next_try: datetime | None = None  # when a waiting job runs again by itself
     resumed: bool = False  # queued before this service started
+
+    @property
+    def kept(self) -> bool:
+        """Its file stays: not learned, not dropped."""
+        return self.state != "done"
+
+
+def pause_before(tries: int, first: float = FIRST_PAUSE) -> float:
+    """Seconds to wait after the ``tries``-th failed try."""
+    return min(first * 2 ** max(0, tries - 1), LONGEST_PAUSE)
 
 
 class IngestQueue:
     """Jobs kept in ``folder`` (None: in memory only) and run by one daemon thread, so a
-    stop never waits for a model call to end."""
+    stop never waits for a model call to end. ``first_pause`` sets the retry pace."""
 
-    def __init__(self, core: Pegasus, folder: Path | None, llm: LLM | None = None) -> None:
+    def __init__(
+        self,
+        core: Pegasus,
+        folder: Path | None,
+        llm: LLM | None = None,
+        first_pause: float = FIRST_PAUSE,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         self.core, self.folder, self.llm = core, folder, llm
+        self.first_pause, self.clock = first_pause, clock
         self.jobs: dict[str, Job] = {}
-        self._waiting: queue.Queue[tuple[Job, Transcript, str | None]] = queue.Queue()
+        self._specs: dict[str, dict[str, Any]] = {}  # kept jobs' files, as read
+        self._waiting: queue.Queue[Job] = queue.Queue()
         self._lock = threading.Lock()
         self._running: Job | None = None
         self.stopping = threading.Event()  # set on shutdown: a job failing now is kept
@@ -65,16 +101,22 @@ class IngestQueue:
         now: datetime | None = None,
     ) -> Job:
         """Checks the transcript (a bad one raises ValidationError, nothing queued), keeps
-        the job, and queues it."""
+        the job, and queues it; with no model configured it waits from the start."""
         parsed = parse_transcript(transcript, conversation_id)
         spec = ingest_job(user, transcript, parsed.id, now.isoformat() if now else None)
-        if self.folder is not None:
-            queue_ingest(spec, self.folder)
-        return self._enqueue(spec, parsed, resumed=False)
+        job = Job(id=spec["id"], user=user, conversation_id=parsed.id)
+        missing = self._model_missing()
+        if missing:
+            self._wait(job, missing, spec)
+        else:
+            self._keep(job, spec)
+            self._waiting.put(job)
+        return job
 
     def resume(self) -> list[Job]:
-        """Queues every job left in the folder, oldest first. A file that cannot be read
-        is renamed ``*.unreadable`` and logged, never deleted."""
+        """Takes up every job left in the folder, oldest first: failed ones stay failed
+        (listed, for ``retry`` or ``drop``), the others are queued. A file that cannot be
+        read is renamed ``*.unreadable`` and logged, never deleted."""
         if self.folder is None or not self.folder.is_dir():
             return []
         resumed = []
@@ -82,7 +124,15 @@ class IngestQueue:
             try:
                 spec = json.loads(path.read_text(encoding="utf-8"))
                 parsed = parse_transcript(spec["transcript"], spec.get("conversation_id"))
-                resumed.append(self._enqueue(spec, parsed, resumed=True))
+                status = spec.get("status") or {}
+                job = Job(id=spec["id"], user=spec["user"], conversation_id=parsed.id,
+                          resumed=True, tries=status.get("tries", 0))  # fmt: skip
+                self._keep(job, spec, write=False)
+                if status.get("state") == "failed":
+                    job.state, job.error = "failed", status.get("error")
+                else:
+                    self._waiting.put(job)
+                resumed.append(job)
             except Exception as exc:  # noqa: BLE001 (whatever is wrong, the file is kept)
                 path.rename(path.with_suffix(".unreadable"))
                 log.error("ingest job %s cannot be read and is set aside: %s", path.name, exc)
@@ -92,42 +142,158 @@ class IngestQueue:
         with self._lock:
             return self.jobs.get(job_id)
 
-    def _enqueue(self, spec: dict[str, Any], transcript: Transcript, resumed: bool) -> Job:
-        job = Job(
-            id=spec["id"],
-            user=spec["user"],
-            conversation_id=transcript.id,
-            resumed=resumed,
-        )
+    def listed(self, user: str | None = None) -> list[Job]:
+        """Jobs not yet learned (and those learned lately), oldest first."""
+        with self._lock:
+            return [job for job in self.jobs.values() if user is None or job.user == user]
+
+    def retry(self, job_id: str) -> Job:
+        """A waiting or failed job, queued now."""
+        with self._lock:
+            job = self.jobs.get(job_id)
+            if job is None:
+                raise NotFoundError(f"no job {job_id!r}")
+            if job.state not in ("waiting", "failed"):
+                raise ValidationError(f"job {job_id} is {job.state}: only a waiting or "
+                                      "failed job is retried")  # fmt: skip
+            job.state, job.next_try, job.waiting_for, job.tries = "queued", None, None, 0
+        self._write(job)
+        self._waiting.put(job)
+        return job
+
+    def drop(self, job_id: str) -> Job:
+        """Removes a job that is not running, and its file: its session is not learned."""
+        with self._lock:
+            job = self.jobs.get(job_id)
+            if job is None:
+                raise NotFoundError(f"no job {job_id!r}")
+            if job.state == "running":
+                raise ValidationError(f"job {job_id} is running: drop it once it stops")
+            del self.jobs[job_id]
+            self._specs.pop(job_id, None)
+        if self.folder is not None:
+            (self.folder / f"{job_id}.json").unlink(missing_ok=True)
+        return job
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            jobs = list(self.jobs.values())
+        return {state: sum(job.state == state for job in jobs)
+                for state in ("queued", "running", "waiting", "failed")}  # fmt: skip
+
+    def problems(self) -> list[str]:
+        """Why sessions are not learned, each reason once."""
+        with self._lock:
+            reasons = [job.waiting_for or job.error for job in self.jobs.values()
+                       if job.state in ("waiting", "failed")]  # fmt: skip
+        return list(dict.fromkeys(reason for reason in reasons if reason))
+
+    # --- inside -----------------------------------------------------------------
+    def _model_missing(self) -> str | None:
+        if self.llm is not None:
+            return None
+        try:
+            settings = load_settings()
+        except ConfigError as exc:
+            return str(exc)
+        return None if settings.llm_base_url and settings.llm_model else NO_MODEL
+
+    @staticmethod
+    def _model() -> LLM:
+        """The model as the settings name it now: one put right while the service
+        runs is used from the next try on."""
+        return LLM(LLMConfig.from_settings(load_settings()))
+
+    def _keep(self, job: Job, spec: dict[str, Any], write: bool = True) -> None:
         with self._lock:
             self.jobs[job.id] = job
-        self._waiting.put((job, transcript, spec.get("now")))
-        return job
+            self._specs[job.id] = spec
+        if write:
+            self._write(job)
+
+    def _write(self, job: Job) -> None:
+        """The job's file, with its state, so that a later start or ``pegasus jobs``
+        without the service knows it."""
+        spec = self._specs.get(job.id)
+        if self.folder is None or spec is None:
+            return
+        status = {"state": job.state, "error": job.error, "waiting_for": job.waiting_for,
+                  "tries": job.tries}  # fmt: skip
+        queue_ingest({**spec, "status": status}, self.folder)
+
+    def _wait(self, job: Job, reason: str, spec: dict[str, Any] | None = None) -> None:
+        job.waiting_for = None
+        if job.tries >= TRIES:
+            job.state, job.next_try = "failed", None
+            job.error = f"gave up after {job.tries} tries: {reason}"
+        else:
+            job.state, job.waiting_for = "waiting", reason
+            pause = pause_before(job.tries, self.first_pause)
+            job.next_try = self.clock() + timedelta(seconds=pause)
+        if spec is not None:
+            self._keep(job, spec)
+        else:
+            self._write(job)
+        log.warning("ingest job %s is %s: %s", job.id, job.state, job.error or reason)
+
+    def _due(self) -> None:
+        """Queues the waiting jobs whose pause is over."""
+        now = self.clock()
+        with self._lock:
+            due = [job for job in self.jobs.values()
+                   if job.state == "waiting" and job.next_try and job.next_try <= now]  # fmt: skip
+            for job in due:
+                job.state, job.next_try = "queued", None  # waiting_for stays till it runs
+        for job in due:
+            self._waiting.put(job)
 
     def _work(self) -> None:
         while True:
-            job, transcript, now = self._waiting.get()
-            self._running, job.state = job, "running"
-            keep = False
             try:
-                memory = self.core.for_user(job.user)
-                at = datetime.fromisoformat(now) if now else None
-                job.report = memory.ingest(transcript, now=at, llm=self.llm)
-                job.state = "done"
-            except Exception as exc:  # noqa: BLE001 (the job says why; the queue goes on)
-                keep = isinstance(exc, TRANSIENT) or self.stopping.is_set()
-                job.state, job.error = "failed", str(exc) or type(exc).__name__
-                if keep and self.folder is not None:
-                    job.error += " (kept: it runs again on the next start)"
-                log.error("ingest job %s failed: %s", job.id, job.error)
-            finally:
-                if self.folder is not None and not keep:
+                job = self._waiting.get(timeout=1.0)
+            except queue.Empty:
+                self._due()
+                continue
+            if job.state != "queued":  # dropped, or queued twice by a retry
+                continue
+            self._run(job)
+            self._due()
+
+    def _run(self, job: Job) -> None:
+        spec = self._specs.get(job.id)
+        if spec is None:  # dropped while queued
+            return
+        missing = self._model_missing()
+        if missing:
+            self._wait(job, missing)
+            return
+        self._running, job.state, job.waiting_for = job, "running", None
+        job.tries += 1
+        try:
+            transcript: Transcript = parse_transcript(spec["transcript"],
+                                                      spec.get("conversation_id"))  # fmt: skip
+            memory = self.core.for_user(job.user)
+            at = datetime.fromisoformat(spec["now"]) if spec.get("now") else None
+            job.report = memory.ingest(transcript, now=at, llm=self.llm or self._model())
+            job.state, job.error, job.waiting_for = "done", None, None
+        except Exception as exc:  # noqa: BLE001 (the job says why; the queue goes on)
+            reason = str(exc) or type(exc).__name__
+            if isinstance(exc, TEMPORARY) or self.stopping.is_set():
+                self._wait(job, reason)
+            else:
+                job.state, job.error = "failed", reason
+                self._write(job)
+                log.error("ingest job %s failed: %s", job.id, reason)
+        finally:
+            if job.state == "done":
+                self._specs.pop(job.id, None)
+                if self.folder is not None:
                     (self.folder / f"{job.id}.json").unlink(missing_ok=True)
-                self._running = None
-                self._forget_old()
+            self._running = None
+            self._forget_old()
 
     def _forget_old(self) -> None:
         with self._lock:
-            finished = [i for i, j in self.jobs.items() if j.state in ("done", "failed")]
-            for job_id in finished[: max(0, len(finished) - KEPT)]:
+            learned = [i for i, j in self.jobs.items() if j.state == "done"]
+            for job_id in learned[: max(0, len(learned) - KEPT)]:
                 del self.jobs[job_id]

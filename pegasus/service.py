@@ -17,6 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
+from pegasus.client import store_key
 from pegasus.errors import AuthError, NotFoundError, PegasusError, ValidationError
 from pegasus.integrations.hooks import PROMPT_PATH, as_context, prompt_of
 from pegasus.interchange import dump_graph
@@ -102,6 +103,7 @@ def create_app(
         return JSONResponse({"error": f"{where or 'body'}: {message}"}, status_code=400)
 
     guarded = [Depends(authorised)]
+    held = store_key(core.settings.store_url())
 
     def memory_of(user: str | None) -> Memory:
         return core.for_user(core.settings.user if user is None else user)
@@ -117,8 +119,10 @@ def create_app(
 
     @app.get("/health", dependencies=guarded)
     def health() -> dict[str, Any]:
-        core.store.get_self(core.settings.user)  # a store that cannot answer: 503
-        return {"ok": True, "store": type(core.store).__name__, "jobs": len(ingests.jobs)}
+        """The store answers (else 503), and the sessions not learned yet, with why."""
+        core.store.get_self(core.settings.user)
+        return {"ok": True, "store": type(core.store).__name__, "store_key": held,
+                "jobs": ingests.counts(), "not_learned": ingests.problems()}  # fmt: skip
 
     @app.post("/recall", dependencies=guarded, response_model=RecallResult)
     def recall(body: RecallRequest) -> Response:
@@ -145,12 +149,24 @@ def create_app(
         user = core.for_user(body.user).user  # an invalid owner is refused here
         return ingests.submit(user, body.transcript, body.conversation_id, body.now)
 
+    @app.get("/jobs", dependencies=guarded)
+    def jobs(user: str | None = None) -> list[Job]:
+        return ingests.listed(user)
+
     @app.get("/jobs/{job_id}", dependencies=guarded)
     def job_status(job_id: str) -> Job:
         job = ingests.get(job_id)
         if job is None:
             raise NotFoundError(f"no job {job_id!r}")
         return job
+
+    @app.post("/jobs/{job_id}/retry", dependencies=guarded)
+    def job_retry(job_id: str) -> Job:
+        return ingests.retry(job_id)
+
+    @app.delete("/jobs/{job_id}", dependencies=guarded)
+    def job_drop(job_id: str) -> Job:
+        return ingests.drop(job_id)
 
     @app.post("/close", dependencies=guarded)
     def close(body: CloseRequest) -> Closed:

@@ -44,12 +44,14 @@ def _isolated_dirs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(autouse=True)
 def isolated_settings(monkeypatch: pytest.MonkeyPatch, _isolated_dirs: Path) -> None:
     """No PEGASUS_*, OPENAI_* or NEO4J_* variable (but the suite's own PEGASUS_REQUIRE_*)
-    and no real config or data folder."""
+    and no real config, data or assistant settings folder."""
     for name in list(os.environ):
         if name.startswith(ISOLATED_PREFIXES) and not name.startswith("PEGASUS_REQUIRE_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(_isolated_dirs / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(_isolated_dirs / "data"))
+    monkeypatch.setenv("CODEX_HOME", str(_isolated_dirs / "codex"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(_isolated_dirs / "claude"))
 
 
 def _neo4j_store() -> Store:

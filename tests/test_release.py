@@ -226,6 +226,7 @@ def test_pegasus_doctor_passes_from_the_wheel(
     statuses = {check["name"]: check["status"] for check in report["checks"]}
     assert statuses == {
         "config": "ok", "store": "ok", "embedding": "ok", "llm": "warning", "neo4j": "ok",
+        "jobs": "ok",
     }  # fmt: skip
     store = report["checks"][1]["details"]["url"]
     assert store.startswith(f"sqlite:///{outside[1]['XDG_DATA_HOME']}/"), store

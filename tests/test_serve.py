@@ -65,7 +65,9 @@ def test_serve_answers_and_stops_cleanly(tmp_path, monkeypatch) -> None:
     try:
         url = f"http://127.0.0.1:{port}"
         answering(url, status=401)  # the token is needed
-        assert json.loads(service_file().read_text()) == {"url": url, "pid": process.pid}
+        store = f"sqlite:{tmp_path / 'served.db'}"
+        said = {"url": url, "pid": process.pid, "store": store}
+        assert json.loads(service_file().read_text()) == said
         auth = {"Authorization": "Bearer t0ken"}
         assert httpx.get(f"{url}/health", headers=auth).json()["ok"] is True
         stats = httpx.get(f"{url}/stats", params={"user": "u"}, headers=auth).json()
@@ -89,6 +91,45 @@ def test_serve_answers_and_stops_cleanly(tmp_path, monkeypatch) -> None:
     assert process.returncode == 0, output
     assert not service_file().exists()
     assert os.environ["PEGASUS_TOKEN"] == "t0ken"
+
+
+def test_a_second_service_is_refused_and_the_first_goes_on(tmp_path) -> None:
+    served = tmp_path / "served.db"
+    with Pegasus(f"sqlite:///{served}") as core:
+        core.for_user("default").import_file(SEED_GRAPH)
+    port = free_port()
+    first = serve_process(f"sqlite:///{served}", port)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        answering(url)
+        said = service_file().read_text()
+        # Another port, the same data folder: refused before it loads anything.
+        second = subprocess.run(serve_process(f"sqlite:///{served}", free_port()).args,
+                                capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert second.returncode == 2
+        assert f"a memory service already runs at {url} (pid {first.pid})" in second.stderr
+        assert service_file().read_text() == said
+        # A port another program holds: a clear error, and nothing written.
+        elsewhere = tmp_path / "elsewhere"
+        taken = subprocess.run(serve_process(f"sqlite:///{served}", port).args,
+                               capture_output=True, text=True, timeout=60,
+                               env={**os.environ, "XDG_DATA_HOME": str(elsewhere)})  # fmt: skip
+        assert taken.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr
+        assert not (elsewhere / "pegasus" / "service.json").exists()
+        assert httpx.get(f"{url}/health").json()["ok"] is True
+        # A command naming the store the service holds asks the service, relative path
+        # and all; one naming another store works here.
+        relative = os.path.relpath(served)
+        asked = cli("--store", f"sqlite:///{relative}", "recall", "Joshua and the Nova AI offer")
+        assert asked.returncode == 0 and "Joshua" in asked.stdout
+        other = cli("--store", f"sqlite:///{tmp_path / 'other.db'}", "recall", "Joshua")
+        assert other.returncode == 0 and other.stdout.strip() == ""
+    finally:
+        first.send_signal(signal.SIGTERM)
+        output = first.communicate(timeout=60)[0]
+    assert first.returncode == 0
+    assert output.count("POST /recall") == 1, output  # the first command's, not the other's
+    assert not service_file().exists()
 
 
 def helpers_of(pid: int) -> list[int]:

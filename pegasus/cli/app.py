@@ -41,13 +41,14 @@ class Context:
     _memory: Memory | None = field(default=None, repr=False)
 
     def service(self) -> str | None:
-        """The running memory service to ask instead of opening the store here: only
-        when no store is named (the service may hold another) and --local is not set."""
-        if self.local or self.store is not None:
+        """The running memory service to ask instead of opening the store here: one
+        holding the store named, if any (``pegasus.client.service_for``), and none with
+        --local."""
+        if self.local:
             return None
-        from pegasus.client import service_url
+        from pegasus.client import service_for
 
-        return service_url()
+        return service_for(self.store)
 
     @property
     def memory(self) -> Memory:
@@ -109,6 +110,7 @@ def _register() -> None:
         hooks,
         ingest,
         inspect,
+        jobs,
         mcp,
         recall,
         schedule,
@@ -126,6 +128,7 @@ def _register() -> None:
     view.register(app)
     doctor.register(app)
     serve.register(app)
+    jobs.register(app)
     mcp.register(app)
     hooks.register(app)
 

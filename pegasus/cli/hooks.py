@@ -4,7 +4,7 @@ hook settings (see :mod:`pegasus.integrations.hooks`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -15,28 +15,39 @@ hooks = typer.Typer(help="Wire recall and remembering into an assistant's hooks.
 TARGETS = ("claude-code", "codex")
 
 Target = Annotated[str, typer.Argument(help="The assistant: claude-code or codex.")]
-Scope = Annotated[
+# Only --project: --user names whose memory it is (pegasus --user NAME hooks ...).
+Project = Annotated[
     bool,
     typer.Option(
-        "--project/--user",
-        help="This project's settings (.claude/settings.json, .codex/hooks.json), or yours.",
+        "--project",
+        help="For this project only (Claude Code: .claude/settings.local.json, yours alone; "
+        "Codex: .codex/hooks.json), instead of for you everywhere (~/.claude/settings.json, "
+        "~/.codex/hooks.json).",
     ),
 ]
 
 
-def _path(target: str, project: bool) -> Path:
-    from pegasus.integrations.hooks import settings_path
+def _paths(target: str, project: bool) -> tuple[Path, Path | None]:
+    """The file the hooks go in, and a shared file where they must not be."""
+    from pegasus.integrations.hooks import settings_path, shared_settings
 
     if target not in TARGETS:
         raise ValidationError(f"unknown assistant {target!r}: one of {', '.join(TARGETS)}")
-    return settings_path(target, Path.cwd() if project else Path.home())
+    here = Path.cwd() if project else None
+    return settings_path(target, here), shared_settings(target, here)
+
+
+def _described(hook: dict[str, Any]) -> str:
+    if hook.get("type") == "http":
+        return f"Claude Code posts it to {hook['url']}"
+    return f"runs {hook['command']}"
 
 
 @hooks.command()
 def install(
     ctx: typer.Context,
     target: Target,
-    project: Scope = False,
+    project: Project = False,
     http: Annotated[
         bool,
         typer.Option(
@@ -48,17 +59,33 @@ def install(
 ) -> None:
     """Recall on every prompt (UserPromptSubmit) and remember each session when it ends
     or is compacted (Claude Code: SessionEnd, PreCompact; Codex: Stop after each turn,
-    PreCompact). Other hooks in the file are kept."""
+    PreCompact). Other hooks in the file are kept. Codex's hooks are trusted in your
+    ~/.codex/config.toml, as Codex asks before it runs a hook."""
     from pegasus.client import call, service_url
+    from pegasus.integrations.hooks import (
+        codex_config,
+        codex_trusts,
+        installed,
+        prompt_command,
+        uninstall,
+    )
     from pegasus.integrations.hooks import install as write
-    from pegasus.integrations.hooks import prompt_command
     from pegasus.paths import DEFAULT_URL
 
-    path = _path(target, project)
+    path, shared = _paths(target, project)
     url = service_url() or DEFAULT_URL
     http = http and target == "claude-code"
-    events = write(path, target, ctx.obj.user, url, http=http)
-    typer.echo(f"installed in {path}: {', '.join(events)}")
+    write(path, target, ctx.obj.user, url, http=http)
+    typer.echo(f"wrote to {path}:")
+    for event, hook in installed(path):
+        typer.echo(f"  {event}: {_described(hook)}")
+    if target == "codex":
+        typer.echo(f"trusted them in {codex_config()} (Codex runs only the hooks you trust)")
+    if target == "codex" and project and not codex_trusts(Path.cwd()):
+        typer.echo("Codex reads .codex/ here once you trust this project (it asks when it "
+                   "first starts here)")  # fmt: skip
+    if shared is not None and (moved := uninstall(shared)):
+        typer.echo(f"removed {moved} of Pegasus's hooks from {shared}, which is shared")
     if not http and prompt_command(url) is None:
         typer.echo("memory reaches the prompt while `pegasus serve` runs (the hook command "
                    "finds it)")  # fmt: skip
@@ -74,12 +101,14 @@ def install(
 
 
 @hooks.command()
-def uninstall(target: Target, project: Scope = False) -> None:
-    """Remove Pegasus's hooks, and only those."""
+def uninstall(target: Target, project: Project = False) -> None:
+    """Remove Pegasus's hooks, and only those (for Codex, with the trust given them)."""
     from pegasus.integrations.hooks import uninstall as remove
 
-    path = _path(target, project)
-    typer.echo(f"removed {remove(path)} hooks from {path}")
+    path, shared = _paths(target, project)
+    typer.echo(f"removed {remove(path, target)} hooks from {path}")
+    if shared is not None and (moved := remove(shared)):
+        typer.echo(f"removed {moved} hooks from {shared}")
 
 
 def register(app: typer.Typer) -> None:

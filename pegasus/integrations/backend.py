@@ -7,7 +7,7 @@ import threading
 import uuid
 from typing import Any
 
-from pegasus.client import call, service_url
+from pegasus.client import call, service_for
 
 
 class Backend:
@@ -19,11 +19,9 @@ class Backend:
         self._lock = threading.Lock()
 
     def _remote(self, path: str, body: dict | None = None, query: dict | None = None) -> Any:
-        """The service's answer; None when none runs, or when told to work here (a
-        store named, ``local``), the caller then working in this process."""
-        if self._store is not None or self._local:
-            return None
-        url = service_url()
+        """The service's answer; None when none runs holding the store named, or when
+        told to work here (``local``), the caller then working in this process."""
+        url = None if self._local else service_for(self._store)
         return call(url, path, body, query) if url else None
 
     def _memory(self):  # noqa: ANN202 (pegasus.memory is imported only when needed)

@@ -16,9 +16,12 @@ assistant's settings, Claude Code's prompt hook as an HTTP hook unless told
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import json
 import math
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -33,27 +36,37 @@ MODULE = "pegasus.integrations.hooks"
 PROMPT_PATH = "/hooks/prompt"  # the service's endpoint for Claude Code's HTTP hook
 RECALL_TIMEOUT = 3.0  # seconds a prompt may wait for memory, at worst
 CURL_FAILED = "pegasus: no memory from the service at "  # and marks the curl hook as ours
-# Each assistant's settings file (under the project or the home folder) and the hooks
-# Pegasus adds to it, with their timeouts in seconds. Codex has no session end: its
-# Stop (after each turn) sends the session so far, and ingest takes the new turns.
-ASSISTANTS = {
-    "claude-code": (Path(".claude") / "settings.json",
-                    {"UserPromptSubmit": 10, "SessionEnd": 30, "PreCompact": 30}),
-    "codex": (Path(".codex") / "hooks.json", {"UserPromptSubmit": 10, "Stop": 30,
-                                               "PreCompact": 30}),
-}  # fmt: skip
+# The hooks Pegasus adds for each assistant, with their timeouts in seconds. Codex has
+# no session end: its Stop (after each turn) sends the session so far, and ingest
+# takes the new turns.
+EVENTS = {
+    "claude-code": {"UserPromptSubmit": 10, "SessionEnd": 30, "PreCompact": 30},
+    "codex": {"UserPromptSubmit": 10, "Stop": 30, "PreCompact": 30},
+}
 REMEMBER_ON = ("SessionEnd", "PreCompact", "Stop")
-# Text the assistants put in the user's place that the user never typed.
+# Text the assistants put in the user's place that the user never typed: Claude Code's
+# command echoes, caveats, reminders and interruption notes, its summary after a
+# compaction (older versions mark it by this text alone); Codex's environment and
+# instructions, and its summary after a compaction.
 NOT_SAID = ("<command-", "<local-command", "<system-reminder", "Caveat: ",
-            "<environment_context", "<user_instructions", "# AGENTS.md instructions")  # fmt: skip
+            "[Request interrupted by user", "This session is being continued from a "
+            "previous conversation", "<environment_context", "<user_instructions",
+            "# AGENTS.md instructions", "<permissions instructions", "<skills_instructions",
+            "Another language model started to solve this problem")  # fmt: skip
+# Claude Code's marks on a line the user did not say: a harness note, the summary
+# after /compact, a line shown in the transcript only, a sub-agent's exchange, an
+# API error told as the assistant's answer.
+CLAUDE_NOT_SAID = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly", "isSidechain",
+                   "isApiErrorMessage")  # fmt: skip
+REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 
 
 # --- the hook command -------------------------------------------------------------
 def transcript_turns(path: Path) -> list[dict[str, str]]:
     """The user's and the assistant's words from a JSONL transcript (Claude Code's, or
-    Codex's rollout file): tool calls, tool results, thinking, sub-agents' side chains
-    and text the assistant put in the user's place are left out, and an assistant's
-    consecutive text blocks make one turn."""
+    Codex's rollout file): tool calls, tool results, thinking, sub-agents' side chains,
+    compaction summaries and text the assistant put in the user's place are left out,
+    and an assistant's consecutive text blocks make one turn."""
     turns: list[dict[str, str]] = []
     with path.open(encoding="utf-8", errors="replace") as lines:
         for line in lines:
@@ -63,7 +76,7 @@ def transcript_turns(path: Path) -> list[dict[str, str]]:
                 continue  # a line cut short by a crash; the rest still counts
             role, content = _message(entry) if isinstance(entry, dict) else (None, None)
             text = _text(content)
-            if role is None or not text or text.startswith(NOT_SAID):
+            if role is None or not text:
                 continue
             if turns and turns[-1]["role"] == role == "assistant":
                 turns[-1]["content"] += "\n\n" + text
@@ -74,28 +87,51 @@ def transcript_turns(path: Path) -> list[dict[str, str]]:
 
 def _message(entry: dict[str, Any]) -> tuple[str | None, Any]:
     """(role, content) of a transcript line that is a user's or assistant's message."""
-    if entry.get("type") == "response_item":  # Codex
-        payload = entry.get("payload")
-        if isinstance(payload, dict) and payload.get("type") == "message":
-            role = payload.get("role")
-            return (role, payload.get("content")) if role in ("user", "assistant") else (None, None)
-        return None, None
+    if entry.get("type") == "response_item":
+        return _codex_message(entry)
     message = entry.get("message")  # Claude Code
-    if entry.get("isSidechain") or entry.get("isMeta") or not isinstance(message, dict):
-        return None, None
     role = entry.get("type")
-    return (role, message.get("content")) if role in ("user", "assistant") else (None, None)
+    if role not in ("user", "assistant") or not isinstance(message, dict):
+        return None, None
+    if any(entry.get(mark) for mark in CLAUDE_NOT_SAID) or "toolUseResult" in entry:
+        return None, None
+    if role == "assistant" and message.get("model") == "<synthetic>":
+        return None, None  # a note Claude Code wrote itself, no model's answer
+    return role, message.get("content")
+
+
+def _codex_message(entry: dict[str, Any]) -> tuple[str | None, Any]:
+    """A Codex rollout line: the model's compaction summary is marked in the line's
+    metadata, and what Codex sends in the user's role says where it came from in its
+    content kinds (``user.text`` for what was typed)."""
+    payload, metadata = entry.get("payload"), entry.get("metadata")
+    if not isinstance(payload, dict) or payload.get("type") != "message":
+        return None, None
+    role = payload.get("role")
+    if role not in ("user", "assistant"):
+        return None, None
+    if isinstance(metadata, dict) and metadata.get("compaction_output"):
+        return None, None
+    passthrough = payload.get("internal_chat_message_metadata_passthrough")
+    kinds = passthrough.get("content_item_kinds") if isinstance(passthrough, dict) else None
+    typed = isinstance(kinds, list) and any(str(kind).startswith("user.") for kind in kinds)
+    if role == "user" and isinstance(kinds, list) and kinds and not typed:
+        return None, None
+    return role, payload.get("content")
 
 
 def _text(content: Any) -> str:
+    """The text a message's content says, without what the assistant added to it."""
     if isinstance(content, str):
-        return content.strip()
-    if not isinstance(content, list):
+        blocks = [content]
+    elif isinstance(content, list):
+        kinds = ("text", "input_text", "output_text")
+        blocks = [block.get("text") for block in content
+                  if isinstance(block, dict) and block.get("type") in kinds]  # fmt: skip
+    else:
         return ""
-    kinds = ("text", "input_text", "output_text")
-    parts = [block.get("text", "") for block in content
-             if isinstance(block, dict) and block.get("type") in kinds]  # fmt: skip
-    return "\n".join(part for part in parts if isinstance(part, str)).strip()
+    said = (REMINDER.sub("", block).strip() for block in blocks if isinstance(block, str))
+    return "\n".join(text for text in said if text and not text.startswith(NOT_SAID))
 
 
 def prompt_of(payload: dict[str, Any]) -> str | None:
@@ -138,6 +174,8 @@ def on_session_end(payload: dict[str, Any], user: str, url: str | None) -> str:
     if job is None:
         queue_ingest(ingest_job(user, transcript, session))
         return "the memory service could not take the session: it is queued for its next start"
+    if isinstance(job, dict) and job.get("state") == "waiting":
+        return f"the session is kept but not learned yet: {job.get('waiting_for') or 'it waits'}"
     return ""
 
 
@@ -243,16 +281,22 @@ def _read(path: Path) -> dict[str, Any]:
     return settings
 
 
-def _write(path: Path, settings: dict[str, Any]) -> None:
+def _write(path: Path, text: str) -> None:
+    """``text`` in ``path``, whole or not at all, with the mode the file had."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    partial.write_text(text, "utf-8")
+    if path.exists():
+        shutil.copymode(path, partial)
     os.replace(partial, path)
 
 
-def uninstall(path: Path) -> int:
-    """Removes Pegasus's hooks and nothing else; returns how many were removed."""
-    settings = _read(path)
+def _write_settings(path: Path, settings: dict[str, Any]) -> None:
+    _write(path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+
+
+def _remove_ours(settings: dict[str, Any]) -> int:
+    """Takes Pegasus's hooks out of ``settings``; returns how many there were."""
     hooks = settings.get("hooks", {})
     removed = 0
     for event in list(hooks):
@@ -273,16 +317,72 @@ def uninstall(path: Path) -> int:
             hooks[event] = kept_groups
         else:
             del hooks[event]
-    if removed:
-        if not hooks:
-            settings.pop("hooks", None)
-        _write(path, settings)
+    if removed and not hooks:
+        settings.pop("hooks", None)
     return removed
 
 
-def settings_path(assistant: str, root: Path) -> Path:
-    """The assistant's settings file under ``root`` (a project, or the home folder)."""
-    return root / ASSISTANTS[assistant][0]
+def uninstall(path: Path, assistant: str = "claude-code") -> int:
+    """Removes Pegasus's hooks and nothing else (for Codex, with the trust given to
+    them); returns how many were removed."""
+    settings = _read(path)
+    before = copy.deepcopy(settings.get("hooks", {}))
+    trust = _CodexTrust(codex_config()) if assistant == "codex" else None
+    removed = _remove_ours(settings)
+    if removed:
+        _write_settings(path, settings)
+        if trust is not None:
+            trust.update(path, before, settings.get("hooks", {}))
+    return removed
+
+
+def claude_home() -> Path:
+    """Claude Code's folder for your settings: ``CLAUDE_CONFIG_DIR``, else ~/.claude."""
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+
+
+def codex_home() -> Path:
+    """Codex's folder for your settings: ``CODEX_HOME``, else ~/.codex."""
+    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+
+
+def codex_config() -> Path:
+    """Your Codex settings, where Codex keeps which hooks you trust (for every project
+    too: a project cannot trust its own hooks)."""
+    return codex_home() / "config.toml"
+
+
+def codex_trusts(project: Path) -> bool:
+    """Whether your Codex settings trust ``project`` (or a folder above it): Codex
+    reads a project's ``.codex/`` only then."""
+    import tomllib
+
+    try:
+        projects = tomllib.loads(codex_config().read_text("utf-8")).get("projects", {})
+    except (OSError, ValueError):
+        return False
+    trusted = {Path(path) for path, says in projects.items()
+               if isinstance(says, dict) and says.get("trust_level") == "trusted"}  # fmt: skip
+    here = project.resolve()
+    return any(folder in trusted for folder in (here, *here.parents))
+
+
+def settings_path(assistant: str, project: Path | None = None) -> Path:
+    """The file Pegasus's hooks go in: yours, in the assistant's home folder, or one
+    project's. There, Claude Code's is its personal file (``settings.local.json``, which
+    teams do not commit: the hooks name this machine's Python and the memory's owner);
+    Codex has one hook file per project, ``.codex/hooks.json``, and runs its hooks
+    only in a project it trusts, and only once you trust the hooks too."""
+    if assistant == "claude-code" and project:
+        return project / ".claude" / "settings.local.json"
+    if assistant == "claude-code":
+        return claude_home() / "settings.json"
+    return (project / ".codex" if project else codex_home()) / "hooks.json"
+
+
+def shared_settings(assistant: str, project: Path | None) -> Path | None:
+    """A project's settings file that teams commit, where Pegasus's hooks do not belong."""
+    return project / ".claude" / "settings.json" if assistant == "claude-code" and project else None
 
 
 def install(
@@ -296,18 +396,21 @@ def install(
     With ``url``, the service's, a prompt's hook posts to it: Claude Code itself with
     ``http`` (:func:`prompt_hook`), else ``curl`` where there is one
     (:func:`prompt_command`). Every other hook runs the hook command, which reads the
-    transcript here and finds the service when it runs."""
+    transcript here and finds the service when it runs. Codex's hooks are trusted in
+    :func:`codex_config`: Codex skips, without a word, a hook you have not trusted."""
     if http and assistant != "claude-code":
         raise PegasusError(f"{assistant} runs command hooks only")
     if http and url is None:
         raise PegasusError("an HTTP hook needs the service's URL")
     # One owner for every hook, fixed now: prompts and sessions meet in one memory.
     user = owner(user)
-    uninstall(path)
     settings = _read(path)
+    before = copy.deepcopy(settings.get("hooks", {}))
+    trust = _CodexTrust(codex_config()) if assistant == "codex" else None  # read first: may fail
+    _remove_ours(settings)
     hooks = settings.setdefault("hooks", {})
     command = hook_command(user)
-    events = ASSISTANTS[assistant][1]
+    events = EVENTS[assistant]
     for event, timeout in events.items():
         entry = {"type": "command", "command": command, "timeout": timeout}
         if url is not None and event == "UserPromptSubmit":
@@ -316,8 +419,124 @@ def install(
             else:
                 entry["command"] = prompt_command(url, user) or command
         hooks.setdefault(event, []).append({"hooks": [entry]})
-    _write(path, settings)
+    _write_settings(path, settings)
+    if trust is not None:
+        trust.update(path, before, hooks)
     return list(events)
+
+
+def installed(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Pegasus's hooks in the file at ``path``, as (event, hook)."""
+    return [(event, hook) for event, groups in _read(path).get("hooks", {}).items()
+            if isinstance(groups, list)
+            for group in groups if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+            for hook in group["hooks"] if _ours(hook)]  # fmt: skip
+
+
+# --- Codex's trust ------------------------------------------------------------------
+# Codex runs a hook from a hooks file only when your config.toml holds, under
+# [hooks.state."<file>:<event>:<group>:<hook>"], the hash of that hook as it reads it
+# (the file's absolute path, the event in snake case, the places counted from 0).
+CODEX_NO_MATCHER = ("UserPromptSubmit", "Stop")  # Codex ignores a matcher on these
+CODEX_DEFAULT_TIMEOUT = 600
+
+
+def codex_hash(event: str, matcher: Any, hook: dict[str, Any]) -> str:
+    """The hash Codex trusts a command hook by: SHA-256 of the hook as Codex reads it,
+    with the timeout it defaults to and without what it ignores, in JSON with sorted
+    keys and no spaces."""
+    timeout = hook.get("timeout")
+    timeout = max(1, timeout if isinstance(timeout, int) else CODEX_DEFAULT_TIMEOUT)
+    handler = {"type": "command", "command": hook.get("command"), "timeout": timeout,
+               "async": bool(hook.get("async"))}  # fmt: skip
+    if isinstance(hook.get("statusMessage"), str):
+        handler["statusMessage"] = hook["statusMessage"]
+    identity: dict[str, Any] = {"event_name": _snake(event), "hooks": [handler]}
+    if isinstance(matcher, str) and event not in CODEX_NO_MATCHER:
+        identity["matcher"] = matcher
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def codex_hooks(path: Path, hooks: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """(key, hash, ours) of each command hook of Codex's hooks file at ``path``."""
+    source = str(path.resolve())
+    found = []
+    for event, groups in hooks.items():
+        for g, group in enumerate(groups if isinstance(groups, list) else []):
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for h, hook in enumerate(inner if isinstance(inner, list) else []):
+                if isinstance(hook, dict) and hook.get("type") == "command":
+                    key = f"{source}:{_snake(event)}:{g}:{h}"
+                    found.append((key, codex_hash(event, group.get("matcher"), hook), _ours(hook)))
+    return found
+
+
+def _snake(event: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
+class _CodexTrust:
+    """Your Codex config.toml, read before a hooks file changes (a file that is not
+    TOML stops the change) and updated after it, keeping everything else in it."""
+
+    def __init__(self, config: Path) -> None:
+        import tomlkit  # only here: the hook command must start fast
+
+        self.config, self._tomlkit = config, tomlkit
+        try:
+            text = config.read_text("utf-8") if config.exists() else ""
+            self.doc = tomlkit.parse(text)
+        except tomlkit.exceptions.ParseError as exc:
+            raise PegasusError(f"{config} is not valid TOML ({exc}); left as it is") from exc
+        hooks = self.doc.get("hooks", {})
+        if not isinstance(hooks, dict) or not isinstance(hooks.get("state", {}), dict):
+            raise PegasusError(f"{config}: 'hooks' or 'hooks.state' is not a table")
+
+    def update(self, path: Path, before: dict[str, Any], after: dict[str, Any]) -> None:
+        """Trust Pegasus's hooks now in ``path``, and move the trust you gave other
+        hooks there along with them when their places changed (Codex files trust by
+        place); trust given to what left the file goes too."""
+        states = self._states()
+        old, new = codex_hooks(path, before), codex_hooks(path, after)
+        trusted = {digest: dict(states[key]) for key, digest, _ in old
+                   if isinstance(states.get(key), dict)
+                   and states[key].get("trusted_hash") == digest}  # fmt: skip
+        now = {key for key, _, _ in new}
+        for key, digest, _ in old:
+            if key in states and (key not in now or digest in trusted):
+                del states[key]
+        for key, digest, ours in new:
+            if digest in trusted:
+                states[key] = self._table(trusted[digest])
+            elif ours:
+                states[key] = self._table({**_plain(states.get(key)), "trusted_hash": digest})
+        self._save()
+
+    def _states(self) -> Any:
+        hooks = self.doc.get("hooks")
+        if hooks is None:
+            hooks = self.doc["hooks"] = self._tomlkit.table(is_super_table=True)
+        if hooks.get("state") is None:
+            hooks["state"] = self._tomlkit.table(is_super_table=True)
+        return hooks["state"]
+
+    def _table(self, values: dict[str, Any]) -> Any:
+        table = self._tomlkit.table()
+        table.update(values)
+        return table
+
+    def _save(self) -> None:
+        hooks = self.doc.get("hooks")
+        if hooks is not None and not hooks.get("state"):
+            del hooks["state"]
+        if hooks is not None and not hooks:
+            del self.doc["hooks"]
+        _write(self.config, self._tomlkit.dumps(self.doc))
+
+
+def _plain(state: Any) -> dict[str, Any]:
+    return {key: value for key, value in state.items()} if isinstance(state, dict) else {}
 
 
 if __name__ == "__main__":

@@ -3,11 +3,17 @@ or streamable HTTP. Each tool's description tells the client when to call it."""
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
+from pegasus.errors import PegasusError
 from pegasus.integrations.backend import Backend
+
+Tool = TypeVar("Tool", bound=Callable[..., Any])
 
 INSTRUCTIONS = """\
 Pegasus is the user's long-term memory: people, places, plans and facts from earlier
@@ -19,10 +25,26 @@ conversation when it ends. Call `forget` only when the user asks you to."""
 MAX_WHY = 12  # fired memories explained per recall; the block holds what matters
 
 
+def said_plainly(tool: Tool) -> Tool:
+    """Pegasus's errors reach the client with their one-line message, as the command
+    line prints them; the SDK shows the text only of a ``ToolError``, and logs it
+    without a traceback."""
+
+    @functools.wraps(tool)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return tool(*args, **kwargs)
+        except (PegasusError, ValueError) as exc:
+            raise ToolError(str(exc)) from exc
+
+    return run  # type: ignore[return-value]
+
+
 def build_server(backend: Backend) -> MCPServer:
     server = MCPServer(name="pegasus", instructions=INSTRUCTIONS)
 
     @server.tool()
+    @said_plainly
     def recall(message: str, conversation_id: str | None = None) -> dict[str, Any]:
         """What the user's memory holds that bears on a message. Call it with every new
         user message, before answering. Returns `block` (text to read as background;
@@ -44,6 +66,7 @@ def build_server(backend: Backend) -> MCPServer:
         }
 
     @server.tool()
+    @said_plainly
     def remember(
         statement: str | None = None,
         transcript: list[dict[str, str]] | None = None,
@@ -60,18 +83,21 @@ def build_server(backend: Backend) -> MCPServer:
                                 conversation_id)  # fmt: skip
 
     @server.tool()
+    @said_plainly
     def forget(name: str) -> dict[str, Any]:
         """Remove an entity (by name, alias or id) and every claim at it, for good. Only
         when the user asks to forget it. Returns what was removed."""
         return backend.forget(name)
 
     @server.tool()
+    @said_plainly
     def show(name: str) -> list[dict[str, Any]]:
         """Everything remembered about one entity (by name, alias or id): its claims,
         history included, with their strength and dates."""
         return backend.show(name)
 
     @server.tool()
+    @said_plainly
     def stats() -> dict[str, Any]:
         """How much the memory holds: entities, claims, conversations, faded ones."""
         return backend.stats()

@@ -27,7 +27,7 @@ from pegasus.write.commit import Plan, plan_commit
 from pegasus.write.context import graph_context
 from pegasus.write.extract import Extraction, Extractor, Journal
 from pegasus.write.merge import fold
-from pegasus.write.provenance import attribute
+from pegasus.write.provenance import attribute, ground
 from pegasus.write.resolve import Resolver, stored_self
 from pegasus.write.transcript import MAX_TURN_CHARS, Transcript
 
@@ -194,6 +194,7 @@ class Ingestor:
         batch = clean_batch(extraction.entities, extraction.relations, lambda n: fold(n) in known)
         said = transcript.turns[journal.of("segment")[0]["start"] : end]
         batch.relations, unsaid = attribute(batch.relations, said)
+        unsaid += ground(batch, said)
         notes = [*arrival_notes, *extraction.notes, *batch.notes, *unsaid]
         resolver = Resolver(self.store, self.user, self.embedder, self.llm, self.progress)
         resolution = resolver.resolve(journal, batch, transcript)

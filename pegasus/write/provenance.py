@@ -16,14 +16,27 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
-from pegasus.recall.text import content_words
-from pegasus.write.clean import Relation
+from pegasus.model import name_key
+from pegasus.recall.text import content_words, is_content, words
+from pegasus.write.clean import Batch, Entity, Relation, is_placeholder
 from pegasus.write.transcript import Turn
 
 SAID_AT = 90  # rapidfuzz partial ratio: a few letters changed in a sentence
 RETOLD_AT = 0.6  # share of a snippet's content words one turn holds, for a retelling
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…)\s*")
+BRACKETED = re.compile(r"\([^()]*\)")
+# Dates and how a value stands in time are the extractor's own work (the prompt asks
+# for them): "shortly before 2026-09-14", "ongoing", "as of 2026-09".
+DATES = re.compile(
+    r"\b(?:\d{4}(?:-\d{2}){0,2}|as of|shortly|before|after|since|until|ongoing|upcoming"
+    r"|planned|about|around|early|late|mid|jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct"
+    r"|nov|dec)\b",
+    re.IGNORECASE,
+)
+AMOUNTS = frozenset({"hundred", "thousand", "million", "billion", "dozen", "half"})
+ENDING = re.compile(r"(?:ing|ed|(?<!s)es|(?<!s)s|e)$")
+GROUNDED_AT = 0.4  # share of a name's or value's content words said in the conversation
 SAID_BY = "said_by"  # the relation property that records the speaker
 CONFIRMS = re.compile(
     r"^\W*(yes|yeah|yep|yup|right|exactly|correct|true|indeed|sure|absolutely|"
@@ -130,3 +143,84 @@ def attribute(relations: list[Relation], turns: Sequence[Turn]) -> tuple[list[Re
         relation.properties = {**relation.properties, SAID_BY: speaker}
         kept.append(relation)
     return kept, notes
+
+
+class Heard:
+    """What the user and the other people said in some turns (the assistant's words
+    are not evidence), to ask whether a name or a value rests on it. Dates and how a
+    value stands in time are the extractor's own work and are not looked for."""
+
+    def __init__(self, turns: Sequence[Turn]) -> None:
+        self.spoken = [_folded(t.content) for t in turns if t.role == "user" or t.speaker]
+        # A speaker's "my dog" names them: "Nate's dog", from Nate's turn.
+        speakers = {t.speaker for t in turns if t.speaker}
+        self.stems = set().union(*map(_telling, [*self.spoken, *speakers]))
+
+    def phrase(self, words: str) -> bool:
+        """Said as it is, as whole words, or with a typo in ten letters or more."""
+        folded = _folded(words)
+        whole = re.compile(rf"(?<!\w){re.escape(folded)}(?!\w)")
+        if any(whole.search(text) for text in self.spoken):
+            return True
+        return len(folded) >= 10 and any(fuzz.partial_ratio(folded, t) >= SAID_AT
+                                         for t in self.spoken)  # fmt: skip
+
+    def name(self, name: str, context: str = "") -> bool:
+        """A name: said, or every word of it said (or in ``context``, the name an
+        alias restates: "workplace autonomy" for "Agency (workplace autonomy)")."""
+        wanted = _telling(name)
+        return self.phrase(name) or bool(wanted) and wanted <= self.stems | _telling(context)
+
+    def value(self, value: str) -> bool:
+        """A property's value: said, or most of its words said, in the whole or in
+        brackets (what was said, "Chief Financial Officer (CFO)", or a note, "(as of
+        2026-09)")."""
+        parts = [BRACKETED.sub(" ", value), *BRACKETED.findall(value)]
+        bare = [_folded(DATES.sub(" ", part.strip("()"))) for part in parts]
+        if not any(bare):
+            return True  # a date alone
+        for said in filter(None, bare):
+            wanted = _telling(said)
+            if not wanted or self.phrase(said):  # only function words: nothing invented
+                return True
+            if len(wanted & self.stems) / len(wanted) >= GROUNDED_AT:
+                return True
+        return False
+
+
+def _telling(text: str) -> set[str]:
+    """Rough stems of the words that say something, amounts included ("15",
+    "hundred"): "making" and "make" meet."""
+    return {ENDING.sub("", word.removesuffix("'s"))[:4] for word in words(text)
+            if word.isdigit() or word in AMOUNTS or is_content(word)}  # fmt: skip
+
+
+def ground(batch: Batch, turns: Sequence[Turn]) -> list[str]:
+    """Keeps of ``batch``'s entities only what the conversation says: an entity that
+    no kept relation uses and no turn names is dropped, and so is an alias nobody
+    said or a property value that rests on nothing said; returns the notes. Run
+    after :func:`attribute`, so that the relations are the kept ones."""
+    heard = Heard(turns)
+    ends = {name_key(name) for r in batch.relations for name in (r.source, r.target)}
+    notes: list[str] = []
+    kept: list[Entity] = []
+    for entity in batch.entities:
+        if is_placeholder(entity.name):
+            kept.append(entity)
+            continue
+        used = any(name_key(name) in ends for name in entity.names)
+        if not used and (entity.provisional or not any(map(heard.name, entity.names))):
+            notes.append(f"entity {entity.name!r}: dropped, no turn names it and no claim uses it")
+            continue
+        unsaid = [alias for alias in entity.aliases if not heard.name(alias, entity.name)]
+        if unsaid:
+            entity.aliases = [alias for alias in entity.aliases if alias not in unsaid]
+            notes.append(f"entity {entity.name!r}: aliases {unsaid} dropped, said in no turn")
+        for key, value in list(entity.properties.items()):
+            if not heard.value(value):
+                del entity.properties[key]
+                notes.append(f"entity {entity.name!r}: property {key}={value!r} dropped, "
+                             "said in no turn")  # fmt: skip
+        kept.append(entity)
+    batch.entities = kept
+    return notes

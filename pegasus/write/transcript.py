@@ -63,14 +63,19 @@ class Transcript:
         return digest.hexdigest()
 
 
+TEXT_PARTS = ("text", "input_text", "output_text")  # content parts that hold words
+
+
 def _content(value: Any, where: str) -> str:
     if isinstance(value, str):
         text = value
-    elif isinstance(value, list):  # OpenAI content parts: keep the text ones
+    elif isinstance(value, list):  # content parts: keep the text ones
         text = "\n".join(
-            part.get("text", "")
+            part["text"]
             for part in value
-            if isinstance(part, dict) and part.get("type") in ("text", "input_text")
+            if isinstance(part, dict)
+            and part.get("type") in TEXT_PARTS
+            and isinstance(part.get("text"), str)
         )
     elif value is None:
         text = ""
@@ -117,7 +122,12 @@ def parse_transcript(data: Any, conversation_id: str | None = None) -> Transcrip
                 f"{where}: role {raw['role']!r} is neither the user nor the assistant "
                 "(user, human, assistant or ai); nothing was ingested"
             )
-        content = _content(raw.get("content"), where)
+        # Some clients keep a turn's words under "text" rather than "content".
+        content = _content(raw.get("content", raw.get("text")), where)
+        if not content and not (raw.get("tool_calls") or raw.get("function_call")):
+            keys = ", ".join(sorted(map(str, raw)))
+            notes.append(f"{where}: a {role} turn with no text found in it (keys: {keys}); "
+                         "nothing read from it")  # fmt: skip
         speaker = raw.get("name")
         if speaker is not None and not isinstance(speaker, str):
             raise ValidationError(f'{where}: "name" must be the speaker\'s name as text')

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ import pytest
 from pegasus.errors import PegasusError
 from pegasus.integrations.hooks import (
     MODULE,
+    codex_config,
+    codex_hooks,
     install,
     settings_path,
     transcript_turns,
@@ -31,6 +34,8 @@ from tests.write.conftest import FINISH, calls, entity, llm_for, relation
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 SESSION = FIXTURES / "claude_code" / "session.jsonl"
 ROLLOUT = FIXTURES / "codex" / "rollout.jsonl"
+COMPACTED = {"claude-code": FIXTURES / "claude_code" / "compacted.jsonl",
+             "codex": FIXTURES / "codex" / "compacted.jsonl"}  # fmt: skip
 SESSION_ID = "3f9c2a5e-1b7d-4c2e-9a61-0d4f8e2b7c10"
 MOVE = "I'm moving to Porto in March with my partner Leo"
 EXTRACTION = [
@@ -39,6 +44,17 @@ EXTRACTION = [
           relation("Leo", "WORKS_AS", "nurse", "Leo works as a nurse")),
     calls(FINISH),
 ]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The assistants' settings (and Codex's trust) in a home folder of the test's own."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+    return home
 
 
 def hook(payload: dict, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -73,8 +89,22 @@ def test_the_transcript_keeps_only_what_was_said(transcript: Path) -> None:
     said = json.dumps(turns)
     for left_out in ("/clear", "Caveat", "checklist.py')", "File created", "sub-agent",
                      "The user wants", "compacting", "AGENTS.md", "environment_context",
-                     "sandboxed", "Planning a checklist", "exit_code"):  # fmt: skip
+                     "sandboxed", "Planning a checklist", "exit_code", "interrupted",
+                     "API Error", "the IDE", "relocating", "Another language model",
+                     "/compact", "Compacted"):  # fmt: skip
         assert left_out not in said
+
+
+@pytest.mark.parametrize("assistant", ["claude-code", "codex"])
+def test_a_compacted_session_keeps_only_what_was_said(assistant: str) -> None:
+    """Transcripts the real programs wrote around a compaction: the model's summary,
+    the hook's context, the environment and the command's echo are nobody's words."""
+    turns = transcript_turns(COMPACTED[assistant])
+    said = ["My sister Ana moved to Porto in May.", "Noted."]
+    if assistant == "codex":  # two more turns, the second after the compaction
+        said += ["I also play the cello.", "Noted.", "And I live in Lisbon.", "Noted."]
+    assert [turn["content"] for turn in turns] == said
+    assert [turn["role"] for turn in turns] == ["user", "assistant"] * (len(said) // 2)
 
 
 def test_hooks_against_the_running_service(tmp_path, serve) -> None:
@@ -114,7 +144,7 @@ def test_hooks_against_the_running_service(tmp_path, serve) -> None:
 
 def installed_prompt_hook(tmp_path: Path, url: str, user: str) -> str:
     """The command ``install`` writes for Codex's prompts, given the service's URL."""
-    path = settings_path("codex", tmp_path / "home")
+    path = settings_path("codex")
     install(path, "codex", user, url=url)
     (group,) = json.loads(path.read_text())["hooks"]["UserPromptSubmit"]
     return group["hooks"][0]["command"]
@@ -181,6 +211,18 @@ def test_without_a_service_prompts_go_on_and_sessions_wait(tmp_path, serve) -> N
         with running_service(core, llm, jobs_folder=queued.parent):
             assert wait_for(lambda: core.for_user("default").find("Leo"))
             assert wait_for(lambda: not queued.exists(), 10)
+
+
+def test_a_session_kept_but_not_learned_yet_is_said(tmp_path) -> None:
+    """A service with no language model keeps the session and says why: so does the
+    hook, on stderr, and the prompt's flow is never blocked."""
+    core = Pegasus(f"sqlite:///{tmp_path / 'memory.db'}")
+    with core, running_service(core, jobs_folder=tmp_path / "jobs") as at:
+        done = hook(ended(), environment(tmp_path, PEGASUS_URL=at))
+    assert done.returncode == 0 and done.stdout == ""
+    said = "pegasus: the session is kept but not learned yet: "
+    assert done.stderr.startswith(said) and len(done.stderr.strip()) > len(said)
+    assert "\n" not in done.stderr.strip()
 
 
 def test_broken_input_never_blocks_the_prompt(tmp_path) -> None:
@@ -259,7 +301,17 @@ def test_the_command_line_installs_the_http_hook_by_default(tmp_path, monkeypatc
     done = run_cli(capsys, "--user", "ana", "hooks", "install", "claude-code", "--project")
     assert done.code == 0 and "service at http://127.0.0.1:9100" in done.out
     assert "nothing answers at http://127.0.0.1:9100 now" in done.err
-    settings = settings_path("claude-code", tmp_path)
+    # This project's personal settings, never the shared file teams commit.
+    settings = tmp_path / ".claude" / "settings.local.json"
+    assert settings_path("claude-code", tmp_path) == settings
+    assert not (tmp_path / ".claude" / "settings.json").exists()
+    command = f"{sys.executable} -m {MODULE} --user ana"
+    assert done.out.splitlines()[:4] == [
+        f"wrote to {settings}:",
+        "  UserPromptSubmit: Claude Code posts it to http://127.0.0.1:9100/hooks/prompt?user=ana",
+        f"  SessionEnd: runs {command}",
+        f"  PreCompact: runs {command}",
+    ]
     prompt_hook = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
     assert prompt_hook["url"] == "http://127.0.0.1:9100/hooks/prompt?user=ana"
     assert run_cli(capsys, "hooks", "install", "claude-code", "--project", "--command").code == 0
@@ -276,6 +328,33 @@ def test_the_command_line_installs_the_http_hook_by_default(tmp_path, monkeypatc
     assert json.loads(settings.read_text()) == {}
 
 
+def test_the_scope_option_leaves_user_to_the_owner(tmp_path, monkeypatch, capsys, home):
+    """``--user`` names the memory's owner only; the hooks are yours unless ``--project``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PEGASUS_URL", "http://127.0.0.1:9")
+    assert run_cli(capsys, "hooks", "install", "claude-code", "--user").code != 0
+    done = run_cli(capsys, "--user", "leo", "hooks", "install", "claude-code")
+    assert done.code == 0 and f"wrote to {home / '.claude' / 'settings.json'}:" in done.out
+    assert not (tmp_path / ".claude").exists()
+    removed = run_cli(capsys, "hooks", "uninstall", "claude-code")
+    assert removed.out.startswith(f"removed 3 hooks from {home / '.claude' / 'settings.json'}")
+
+
+def test_a_project_install_leaves_the_shared_settings(tmp_path, monkeypatch, capsys):
+    """Hooks of ours in a project's shared settings.json (they name this machine's
+    Python and the owner) move to its settings.local.json; the team's hooks stay."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PEGASUS_URL", "http://127.0.0.1:9")
+    shared = tmp_path / ".claude" / "settings.json"
+    shared.parent.mkdir()
+    shared.write_text(json.dumps(FOREIGN))
+    install(shared, "claude-code", "ana")
+    done = run_cli(capsys, "--user", "ana", "hooks", "install", "claude-code", "--project")
+    assert done.code == 0 and f"removed 3 of Pegasus's hooks from {shared}" in done.out
+    assert json.loads(shared.read_text()) == FOREIGN
+    assert len(json.loads((tmp_path / ".claude" / "settings.local.json").read_text())["hooks"]) == 3
+
+
 def test_a_broken_settings_file_is_left_alone(tmp_path) -> None:
     path = tmp_path / "settings.json"
     path.write_text('{"hooks": {')
@@ -287,10 +366,86 @@ def test_a_broken_settings_file_is_left_alone(tmp_path) -> None:
     assert uninstall(fresh) == 3 and json.loads(fresh.read_text()) == {}
 
 
-def test_codex_hooks_go_in_its_hooks_file(tmp_path) -> None:
+def test_codex_hooks_go_in_its_hooks_file(tmp_path, home) -> None:
     path = settings_path("codex", tmp_path)
     assert path == tmp_path / ".codex" / "hooks.json"
+    assert settings_path("codex") == home / ".codex" / "hooks.json"  # CODEX_HOME's
     assert install(path, "codex") == ["UserPromptSubmit", "Stop", "PreCompact"]
     hooks = json.loads(path.read_text())["hooks"]
     assert all(MODULE in groups[0]["hooks"][0]["command"] for groups in hooks.values())
-    assert uninstall(path) == 3
+    assert uninstall(path, "codex") == 3
+
+
+def trust(config: Path) -> dict[str, str]:
+    """Codex's trust in ``config``: hook key to trusted hash."""
+    states = tomllib.loads(config.read_text()).get("hooks", {}).get("state", {})
+    return {key: state["trusted_hash"] for key, state in states.items() if "trusted_hash" in state}
+
+
+USER_CONFIG = """# mine
+model = "o3"  # the one I like
+
+[hooks.state."/elsewhere/hooks.json:stop:0:0"]
+enabled = false
+"""
+CODEX_FOREIGN = {"hooks": {
+    "PreToolUse": [{"matcher": "^Bash$", "hooks": [{"type": "command", "command": "lint"}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": "notify", "timeout": 5}]}],
+}}  # fmt: skip
+
+
+def test_codex_trusts_what_install_wrote_and_only_that(tmp_path) -> None:
+    """Install trusts its hooks in CODEX_HOME's config.toml (Codex skips, without a
+    word, a hook nobody trusted), keeps the rest of that file as it was, and moves the
+    trust given to another hook when its place in the file changes."""
+    config, path = codex_config(), settings_path("codex", tmp_path)
+    config.parent.mkdir()
+    config.write_text(USER_CONFIG)
+    path.parent.mkdir()
+    path.write_text(json.dumps(CODEX_FOREIGN))
+    foreign = dict((key, digest) for key, digest, _ in codex_hooks(path, CODEX_FOREIGN["hooks"]))
+    config.write_text(USER_CONFIG + "".join(
+        f'\n[hooks.state."{key}"]\ntrusted_hash = "{digest}"\n' for key, digest in foreign.items()
+    ))  # fmt: skip
+    install(path, "codex", "ana")
+    ours = {key: digest for key, digest, mine in
+            codex_hooks(path, json.loads(path.read_text())["hooks"]) if mine}  # fmt: skip
+    assert len(ours) == 3 and all(":stop:1:0" in key or ":0:0" in key for key in ours)
+    assert trust(config) == foreign | ours
+    assert config.read_text().startswith(USER_CONFIG)  # comments, order and all
+    # Someone's hook added after ours: uninstall moves its place, and its trust with it.
+    hooks = json.loads(path.read_text())
+    hooks["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "late"}]})
+    path.write_text(json.dumps(hooks))
+    (late,) = [(k, d) for k, d, _ in codex_hooks(path, hooks["hooks"]) if k.endswith(":stop:2:0")]
+    config.write_text(
+        config.read_text() + f'\n[hooks.state."{late[0]}"]\ntrusted_hash = "{late[1]}"\n'
+    )
+    assert uninstall(path, "codex") == 3
+    assert trust(config) == foreign | {late[0].replace(":stop:2:0", ":stop:1:0"): late[1]}
+    states = tomllib.loads(config.read_text())["hooks"]["state"]
+    assert states["/elsewhere/hooks.json:stop:0:0"] == {"enabled": False}
+
+
+def test_codex_in_an_untrusted_project_is_said(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PEGASUS_URL", "http://127.0.0.1:9")
+    done = run_cli(capsys, "hooks", "install", "codex", "--project")
+    assert done.code == 0 and f"wrote to {tmp_path / '.codex' / 'hooks.json'}:" in done.out
+    assert f"trusted them in {codex_config()}" in done.out
+    assert "Codex reads .codex/ here once you trust this project" in done.out
+    with codex_config().open("a") as config:
+        config.write(f'\n[projects."{tmp_path.parent}"]\ntrust_level = "trusted"\n')
+    done = run_cli(capsys, "hooks", "install", "codex", "--project")
+    assert done.code == 0 and "once you trust this project" not in done.out
+    assert run_cli(capsys, "hooks", "uninstall", "codex", "--project").code == 0
+    assert trust(codex_config()) == {}
+
+
+def test_a_broken_codex_config_is_left_alone(tmp_path) -> None:
+    config, path = codex_config(), settings_path("codex", tmp_path)
+    config.parent.mkdir()
+    config.write_text("model = [")
+    with pytest.raises(PegasusError, match="not valid TOML"):
+        install(path, "codex")
+    assert config.read_text() == "model = [" and not path.exists()

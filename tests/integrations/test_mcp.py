@@ -105,3 +105,32 @@ def test_mcp_asks_the_running_service(tmp_path, serve) -> None:
         assert landed, "the remembered statement never landed"
     (found,) = seen["recall"]
     assert "Joshua" in found["block"]
+
+
+def test_a_tool_error_says_why_in_one_line_without_a_traceback(tmp_path) -> None:
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-c", "from pegasus.cli.app import main; main()",
+              "--store", memory_file(tmp_path), "mcp"],
+        env=environment(tmp_path),
+    )  # fmt: skip
+
+    async def call() -> list:
+        with (tmp_path / "stderr.txt").open("w") as errlog:
+            async with (
+                stdio_client(server, errlog=errlog) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                return [await client.call_tool("show", {"name": "Nobody Known"}),
+                        await client.call_tool("remember", {})]  # fmt: skip
+
+    unknown, neither = asyncio.run(call())
+    assert unknown.is_error and neither.is_error
+    said = "Error executing tool show: no entity named 'Nobody Known' for user 'default'"
+    assert unknown.content[0].text == said
+    assert neither.content[0].text.endswith("give either statement or transcript")
+    assert "Traceback" not in (tmp_path / "stderr.txt").read_text()

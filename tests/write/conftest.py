@@ -58,20 +58,27 @@ def ingest_steps(
     **config: Any,
 ):
     """Ingest ``transcript`` answering with ``steps``. The default transcript is a
-    chat in which the user said every snippet the steps cite (snippets must have been
-    said to be kept)."""
+    chat in which the user said every snippet, name and value the steps cite (what
+    was never said is not kept)."""
     server = serve(sequence(steps))
     return memory.ingest(transcript or chat("hello", *said(steps)), llm=llm_for(server, **config))
 
 
 def said(steps: list[Step]) -> list[str]:
-    """The snippets that ``steps`` cite, as the user's turns of a chat."""
-    return list(dict.fromkeys(
-        args["snippet"]
-        for step in steps
-        for name, args in step.tool_calls
-        if name == "add_relation" and isinstance(args, dict) and args.get("snippet")
-    ))  # fmt: skip
+    """The snippets that ``steps`` cite, and the names, aliases and property values of
+    the entities they add, as the user's turns of a chat."""
+    turns = []
+    for step in steps:
+        for name, args in step.tool_calls:
+            if not isinstance(args, dict):
+                continue
+            if name == "add_relation" and args.get("snippet"):
+                turns.append(args["snippet"])
+            elif name == "add_entity":
+                words = [args.get("name"), *args.get("aliases", []),
+                         *dict(args.get("properties") or {}).values()]  # fmt: skip
+                turns.append(", ".join(str(word) for word in words if word))
+    return list(dict.fromkeys(turn for turn in turns if turn))
 
 
 @pytest.fixture

@@ -60,7 +60,8 @@ def test_a_model_that_never_calls_finish_is_nudged_then_stopped(memory: Memory, 
 def test_calls_are_capped(memory: Memory, serve, monkeypatch) -> None:
     monkeypatch.setattr(extract, "MAX_CALLS", 6)
     server = serve(lambda body: calls(*(entity(f"P{len(body['messages'])}x{i}") for i in range(4))))
-    report = memory.ingest(chat("many people"), llm=llm_for(server))
+    named = " ".join(f"P{n}x{i}" for n in range(20) for i in range(4))
+    report = memory.ingest(chat(f"many people: {named}"), llm=llm_for(server))
     assert len(server.requests) == 2 and len(report.created) == 6
     assert any("limit of 6 calls" in note for note in report.dropped)
 

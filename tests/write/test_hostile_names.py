@@ -71,7 +71,7 @@ def test_hostile_names_through_the_write_path(memory: Memory, serve) -> None:
             FINISH,
         )
     ]  # fmt: skip
-    report = ingest_steps(memory, serve, steps, chat("I know Josh and José"))
+    report = ingest_steps(memory, serve, steps, chat("I know Josh and José", *HOSTILE[:4]))
     names = sorted(n.name for n in memory.export().nodes)
     assert names.count("Josh") == 1 and "ＪＯＳＨ" not in names and "Jo\u200bsh" not in names
     assert names.count("José") == 1

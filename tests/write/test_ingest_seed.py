@@ -26,10 +26,19 @@ def test_the_recorded_extraction_yields_the_sample_graph(memory: Memory, serve) 
     graph = memory.export()
     nodes = {n.id: n for n in graph.nodes}
     assert set(nodes) == {n["id"] for n in EXPECTED["nodes"]}
+    # What the recording adds but nobody said (the alias "entrepreneurship" for
+    # founding a company) is dropped with a note; the rest of each node is the sample's.
+    unsaid = [note for note in report.dropped if "said in no turn" in note]
+
+    def noted(label: str, words: str) -> bool:
+        return any(repr(label) in note and words in note for note in unsaid)
+
     for want in EXPECTED["nodes"]:
         node = nodes[want["id"]]
-        assert (node.name, node.kind.value, node.aliases, node.properties) == (
-            want["label"], want["kind"], want["aliases"], want["properties"])  # fmt: skip
+        assert (node.name, node.kind.value) == (want["label"], want["kind"])
+        assert node.aliases == [a for a in want["aliases"] if not noted(want["label"], repr(a))]
+        assert node.properties == {key: value for key, value in want["properties"].items()
+                                   if not noted(want["label"], f"{key}={value!r}")}  # fmt: skip
         assert node.conversations == ["seed-trevor-1"]
     edges = {e.id: e for e in graph.edges}
     assert set(edges) == {e["id"] for e in EXPECTED["edges"]}
@@ -49,7 +58,8 @@ def test_the_recorded_extraction_yields_the_sample_graph(memory: Memory, serve) 
         assert edge.touched_at.isoformat() == "2026-09-14T18:10:00+00:00"
     assert graph.self_id == "PERSON::trevor"
     assert len(report.created) == 16 and len(report.relations_added) == 21
-    assert all("retold" in note for note in report.dropped) and report.flagged == []
+    assert len(unsaid) == 7  # notes, of 55 aliases and properties
+    assert all("retold" in n or n in unsaid for n in report.dropped) and report.flagged == []
     record = memory.store.get_conversation(memory.user, "seed-trevor-1")
     assert record.turns_ingested == 4 and record.journal == []
     assert record.summary.startswith("Trevor, a Deloitte consultant")

@@ -1,10 +1,12 @@
-"""Snippets that were said: checked against the transcript, with who said them."""
+"""What was said: snippets checked against the transcript, with who said them, and
+entities, aliases and properties kept only where the conversation says them."""
 
 from __future__ import annotations
 
 from pegasus.memory import Memory
-from pegasus.write.clean import Relation
-from pegasus.write.provenance import SAID_BY, attribute, said_where
+from pegasus.model import Kind
+from pegasus.write.clean import Batch, Entity, Relation
+from pegasus.write.provenance import SAID_BY, attribute, ground, said_where
 from pegasus.write.transcript import parse_transcript
 from tests.write.conftest import FINISH, calls, entity, ingest_steps, relation
 
@@ -78,3 +80,65 @@ def test_the_speaker_of_a_conversation_among_people_is_recorded(memory: Memory, 
     assert edges["TRAINING_FOR"].properties[SAID_BY] == "Omar"
     assert "OWNS" not in edges
     assert any("Omar -OWNS-> Greyhound: dropped" in note for note in report.dropped)
+
+
+def _batch(*entities: Entity, relations: tuple[Relation, ...] = ()) -> Batch:
+    return Batch(entities=list(entities), relations=list(relations))
+
+
+def test_an_entity_is_kept_when_said_even_with_a_typo_or_used_by_a_kept_claim() -> None:
+    batch = _batch(Entity("Pepper", Kind.PERSON), Entity("Greyhund", Kind.OTHER),
+                   Entity("River Park", Kind.PLACE), Entity("Lisbon", Kind.PLACE),
+                   Entity("Dr. Rui Almeida", Kind.PERSON))  # fmt: skip
+    notes = ground(batch, TURNS)
+    # The assistant alone spoke of the river park; nobody of Lisbon or Dr. Almeida.
+    assert [e.name for e in batch.entities] == ["Pepper", "Greyhund"]
+    assert notes == [f"entity {name!r}: dropped, no turn names it and no claim uses it"
+                     for name in ("River Park", "Lisbon", "Dr. Rui Almeida")]  # fmt: skip
+    used = _batch(
+        Entity("River Park", Kind.PLACE),
+        relations=(Relation("User", "RUNS_IN", "river park", "every morning"),),
+    )
+    assert ground(used, TURNS) == [] and used.entities[0].name == "River Park"
+
+
+def test_aliases_and_properties_nobody_said_are_dropped_with_a_note() -> None:
+    pepper = Entity("Pepper", Kind.PERSON, aliases=["Pep", "the greyhound", "Pepper Pots"],
+                    properties={"breed": "greyhound", "adopted": "last week (as of 2026-10)",
+                                "age": "7 years", "owner": "Marta Souza"})  # fmt: skip
+    notes = ground(_batch(pepper), TURNS)
+    assert pepper.aliases == ["the greyhound"]
+    assert pepper.properties == {"breed": "greyhound", "adopted": "last week (as of 2026-10)"}
+    assert len(notes) == 3 and all("said in no turn" in note for note in notes)
+
+
+def test_a_provisional_end_of_a_dropped_claim_goes_with_it() -> None:
+    batch = _batch(Entity("Pepper", Kind.PERSON),
+                   Entity("Porto", Kind.OTHER, provisional=True))  # fmt: skip
+    assert ground(batch, TURNS) == [
+        "entity 'Porto': dropped, no turn names it and no claim uses it"
+    ]
+
+
+def test_a_model_answering_from_another_conversation_stores_nothing(memory: Memory, serve) -> None:
+    """The model's calls are about other people, with their aliases and properties:
+    nothing of them is stored, and the report says why each went."""
+    elsewhere = [
+        entity("Joshua", aliases=["Josh"], properties={"employer": "Deloitte", "title": "partner"}),
+        entity("Nova AI", "ORG", properties={"offer": "CFO role at $500k"}),
+        entity("Ana", properties={"job": "architect at Siza studio", "age": "34"}),
+        relation("Joshua", "WORKS_AT", "Nova AI", "Joshua joined Nova AI as a partner"),
+        FINISH,
+    ]
+    chat_turns = parse_transcript({"id": "porto", "turns": [
+        {"role": "user", "content": "Ana is in Porto this week."},
+        {"role": "assistant", "content": "Lovely city. Is she there for work?"},
+        {"role": "user", "content": "Just visiting friends."}]})  # fmt: skip
+    report = ingest_steps(memory, serve, [calls(*elsewhere)], chat_turns)
+    graph = memory.export()
+    assert [node.name for node in graph.nodes if node.id != graph.self_id] == ["Ana"]
+    assert all(not node.properties and not node.aliases for node in graph.nodes)
+    assert graph.edges == []
+    for what in ("'Joshua': dropped", "'Nova AI': dropped", "job='architect at Siza studio'",
+                 "age='34'", "said in no turn"):  # fmt: skip
+        assert any(what in note for note in report.dropped), what

@@ -35,6 +35,31 @@ def test_an_unknown_role_refuses_the_transcript(role: str) -> None:
         parse_transcript([{"role": "user", "content": "hi"}, {"role": role, "content": "x"}])
 
 
+def test_words_under_other_keys_and_part_types_are_read() -> None:
+    transcript = parse_transcript([
+        {"role": "user", "text": "I moved to Oslo"},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "Welcome!"}]},
+        {"role": "user", "content": [{"type": "input_text", "text": "Thanks"},
+                                     {"type": "image_url", "image_url": "x.png"}]},
+    ])  # fmt: skip
+    assert [t.content for t in transcript.turns] == ["I moved to Oslo", "Welcome!", "Thanks"]
+    assert transcript.notes == ()
+
+
+def test_a_turn_whose_words_are_not_found_is_noted() -> None:
+    transcript = parse_transcript([
+        {"role": "user", "content": "I moved to Oslo"},
+        {"role": "assistant", "tool_calls": [{"id": "1"}], "content": None},  # no words: fine
+        {"role": "user", "body": "Where I met Ana"},
+        {"role": "user", "content": [{"type": "audio", "data": "..."}]},
+    ])  # fmt: skip
+    assert [t.content for t in transcript.turns] == ["I moved to Oslo"]
+    assert transcript.notes == (
+        "turn 3: a user turn with no text found in it (keys: body, role); nothing read from it",
+        "turn 4: a user turn with no text found in it (keys: content, role); nothing read from it",
+    )
+
+
 def test_a_transcript_without_words_is_refused() -> None:
     with pytest.raises(ValidationError, match="no turn"):
         parse_transcript([{"role": "user", "content": "  "}, {"role": "system", "content": "x"}])
