@@ -11,7 +11,7 @@ NODE_STAMP := $(OPENCODE)/node_modules/.installed
 CLIENTS := tests/clients
 CLIENTS_STAMP := $(CLIENTS)/node_modules/.installed
 
-.PHONY: install install-node install-clients demo test lint neo4j-up neo4j-down bench bench-full bench-owners bench-locomo clean
+.PHONY: install install-node install-clients demo test lint neo4j-up neo4j-down bench bench-full bench-owners bench-locomo bench-faults clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -79,6 +79,13 @@ bench-owners: install
 LOCOMO ?= ../shared/locomo/locomo8.json
 bench-locomo: install
 	$(PY) -m bench.locomo --data $(LOCOMO)
+
+# No session lost: every front end under every fault (bench/faults.py), and a fresh
+# `pegasus recall` with the service's store named against none (bench/named_store.py).
+bench-faults: install install-node
+	cd $(OPENCODE) && npm run build
+	PYTHON=$(PY) ./scripts/with-neo4j.sh $(PY) -m bench.faults
+	$(PY) -m bench.named_store
 
 clean:
 	rm -rf $(VENV) .neo4j neo4j-launcher/target $(OPENCODE)/node_modules $(OPENCODE)/dist \

@@ -14,10 +14,14 @@ CALL () {
 }
 CALL () {
   MATCH (c:Conversation {user: $user})
-  RETURN count(c) AS conversations
+  RETURN count(c) AS conversations, sum(coalesce(c.model_calls, 0)) AS calls,
+         sum(coalesce(c.prompt_tokens, 0)) AS prompt_tokens,
+         sum(coalesce(c.completion_tokens, 0)) AS completion_tokens,
+         sum(coalesce(c.model_seconds, 0.0)) AS seconds
 }
 CALL () {
   MATCH (k:Key {user: $user})
   RETURN count(k) AS keys
 }
-RETURN kinds, relations, dormant, superseded, expired, conversations, keys
+RETURN kinds, relations, dormant, superseded, expired, conversations, keys,
+       calls, prompt_tokens, completion_tokens, seconds

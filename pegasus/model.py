@@ -352,6 +352,28 @@ class Edge(_Record):
         return self.superseded_by is None and not self.dormant and not self.expired
 
 
+class Usage(BaseModel):
+    """What the model cost: completions asked for, tokens as the endpoint counted
+    them (``usage``; 0 where it reports none), and seconds waited."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(**{key: getattr(self, key) + getattr(other, key)
+                        for key in Usage.model_fields})  # fmt: skip
+
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(**{key: getattr(self, key) - getattr(other, key)
+                        for key in Usage.model_fields})  # fmt: skip
+
+    def line(self) -> str:
+        return (f"{self.calls} model calls, {self.prompt_tokens:,} prompt and "
+                f"{self.completion_tokens:,} completion tokens, {self.seconds:.1f} s")  # fmt: skip
+
+
 class Conversation(_Record):
     """What Pegasus keeps of a conversation: when, what about, and ingestion state."""
 
@@ -374,6 +396,11 @@ class Conversation(_Record):
     # Edges that recall injected since the last close: reinforced once on close.
     used_edges: list[str] = Field(default_factory=list)
     closed_at: datetime | None = None
+    # What learning it cost: model calls, tokens as the endpoint counted them, seconds.
+    model_calls: int = Field(default=0, ge=0)
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    model_seconds: float = Field(default=0.0, ge=0)
 
 
 NODE_KEY, RELATION_KEY, CLAIM_KEY = "node", "relation", "claim"

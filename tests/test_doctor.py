@@ -12,7 +12,7 @@ from pegasus.stores.sqlite import MIGRATIONS, SQLiteStore
 from tests.cli_helpers import Result, run_cli
 from tests.conftest import neo4j_uri
 
-CHECKS = ["config", "store", "embedding", "llm", "neo4j"]
+CHECKS = ["config", "store", "embedding", "llm", "neo4j", "jobs"]
 
 
 def doctor(
@@ -58,6 +58,7 @@ def test_a_healthy_sqlite_setup_passes(capsys, monkeypatch, tmp_path: Path) -> N
     assert result.code == 0
     assert {name: check["status"] for name, check in checks.items()} == {
         "config": "ok", "store": "ok", "embedding": "ok", "llm": "warning", "neo4j": "ok",
+        "jobs": "ok",
     }  # fmt: skip
     assert checks["store"]["details"]["from"] == "PEGASUS_STORE"
     assert checks["embedding"]["details"]["load_seconds"] > 0

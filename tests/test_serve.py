@@ -37,11 +37,13 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 def serve_process(store_url: str, port: int, env: dict[str, str] | None = None, *more: str):
     """``pegasus serve`` in a process of its own, without the daily decay."""
-    return subprocess.Popen(
-        [sys.executable, "-c", "from pegasus.cli.app import main; main()",
-         "--store", store_url, "serve", "--port", str(port), "--no-decay", *more],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )  # fmt: skip
+    return subprocess.Popen(serving(store_url, port, *more), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=env)  # fmt: skip
+
+
+def serving(store_url: str, port: int, *more: str) -> list[str]:
+    return [sys.executable, "-c", "from pegasus.cli.app import main; main()",
+            "--store", store_url, "serve", "--port", str(port), "--no-decay", *more]  # fmt: skip
 
 
 def answering(url: str, status: int = 200, seconds: float = 120) -> None:
@@ -56,12 +58,18 @@ def answering(url: str, status: int = 200, seconds: float = 120) -> None:
     raise AssertionError("the service never answered")
 
 
+def sample_store(tmp_path: Path) -> str:
+    """The sample memory in an SQLite file, as its URL."""
+    url = f"sqlite:///{tmp_path / 'served.db'}"
+    with Pegasus(url) as core:
+        core.for_user("default").import_file(SEED_GRAPH)
+    return url
+
+
 def test_serve_answers_and_stops_cleanly(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("PEGASUS_TOKEN", "t0ken")
-    with Pegasus(f"sqlite:///{tmp_path / 'served.db'}") as core:
-        core.for_user("default").import_file(SEED_GRAPH)
     port = free_port()
-    process = serve_process(f"sqlite:///{tmp_path / 'served.db'}", port)
+    process = serve_process(sample_store(tmp_path), port)
     try:
         url = f"http://127.0.0.1:{port}"
         answering(url, status=401)  # the token is needed
@@ -94,24 +102,22 @@ def test_serve_answers_and_stops_cleanly(tmp_path, monkeypatch) -> None:
 
 
 def test_a_second_service_is_refused_and_the_first_goes_on(tmp_path) -> None:
-    served = tmp_path / "served.db"
-    with Pegasus(f"sqlite:///{served}") as core:
-        core.for_user("default").import_file(SEED_GRAPH)
+    store, served = sample_store(tmp_path), tmp_path / "served.db"
     port = free_port()
-    first = serve_process(f"sqlite:///{served}", port)
+    first = serve_process(store, port)
     try:
         url = f"http://127.0.0.1:{port}"
         answering(url)
         said = service_file().read_text()
         # Another port, the same data folder: refused before it loads anything.
-        second = subprocess.run(serve_process(f"sqlite:///{served}", free_port()).args,
+        second = subprocess.run(serving(store, free_port()),
                                 capture_output=True, text=True, timeout=60)  # fmt: skip
         assert second.returncode == 2
         assert f"a memory service already runs at {url} (pid {first.pid})" in second.stderr
         assert service_file().read_text() == said
         # A port another program holds: a clear error, and nothing written.
         elsewhere = tmp_path / "elsewhere"
-        taken = subprocess.run(serve_process(f"sqlite:///{served}", port).args,
+        taken = subprocess.run(serving(store, port),
                                capture_output=True, text=True, timeout=60,
                                env={**os.environ, "XDG_DATA_HOME": str(elsewhere)})  # fmt: skip
         assert taken.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr

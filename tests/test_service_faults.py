@@ -3,11 +3,9 @@ middle of an ingest, and many clients recalling while an ingest writes."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import socket
 import threading
 import time
 import uuid
@@ -18,6 +16,7 @@ from urllib.parse import urlparse
 import httpx
 from fastapi.testclient import TestClient
 
+from bench.faults import Relay
 from pegasus.llm.scripted import by_round, recorded_rounds
 from pegasus.memory import Pegasus
 from pegasus.service import create_app
@@ -38,50 +37,6 @@ def graph_of(store: Store, user: str) -> tuple[set, set]:
     graph = store.export(user)
     return ({(n.id, n.name) for n in graph.nodes},
             {(e.id, e.relation, e.snippet) for e in graph.edges})  # fmt: skip
-
-
-class Relay:
-    """A TCP relay in front of Neo4j that can be cut (every connection dropped, new ones
-    refused) and mended, on the same port."""
-
-    def __init__(self, target: tuple[str, int]) -> None:
-        self.target, self.port = target, free_port()
-        self._sockets: list[socket.socket] = []
-        self._listener: socket.socket | None = None
-
-    def mend(self) -> None:
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen()
-        self._listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
-
-    def cut(self) -> None:
-        for sock in [self._listener, *self._sockets]:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-            sock.close()
-        self._sockets.clear()
-
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(self.target)
-            self._sockets += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pump(source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-        except OSError:
-            pass
 
 
 def test_a_store_that_goes_away_is_a_503_until_it_comes_back() -> None:

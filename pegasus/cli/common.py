@@ -42,6 +42,8 @@ def summary_lines(report: IngestReport) -> list[str]:
         f"{report.conversation_id}: {report.new_turns} new turns",
         "  " + ", ".join(f"{count} {label}" for count, label in counts),
     ]
+    if report.cost.calls:
+        lines.append(f"  cost: {report.cost.line()}")
     lines += [f"  merged {form!r} into {node}" for form, node in report.merged]
     lines += [f"  flagged: {line}" for line in report.flagged]
     lines += [f"  note: {line}" for line in report.dropped]
@@ -59,6 +61,10 @@ def stats_table(stats: Stats) -> Table:
         ("dormant edges", stats.dormant),
         ("superseded edges", stats.superseded),
         ("expired edges", stats.expired),
+        ("model calls", stats.cost.calls),
+        ("prompt tokens", stats.cost.prompt_tokens),
+        ("completion tokens", stats.cost.completion_tokens),
+        ("model seconds", f"{stats.cost.seconds:.1f}"),
     ):
         table.add_row(label, str(value))
     for kind, count in sorted(stats.nodes_by_kind.items()):

@@ -62,14 +62,9 @@ def install(
     PreCompact). Other hooks in the file are kept. Codex's hooks are trusted in your
     ~/.codex/config.toml, as Codex asks before it runs a hook."""
     from pegasus.client import call, service_url
-    from pegasus.integrations.hooks import (
-        codex_config,
-        codex_trusts,
-        installed,
-        prompt_command,
-        uninstall,
-    )
+    from pegasus.integrations.codex_trust import codex_config, codex_trusts
     from pegasus.integrations.hooks import install as write
+    from pegasus.integrations.hooks import installed, prompt_command, uninstall
     from pegasus.paths import DEFAULT_URL
 
     path, shared = _paths(target, project)

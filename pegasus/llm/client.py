@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,6 +23,7 @@ from tenacity import (
 )
 
 from pegasus.errors import ConfigError, LLMError, LLMRequestError
+from pegasus.model import Usage
 
 log = logging.getLogger(__name__)
 
@@ -96,10 +99,13 @@ def _log_retry(state: RetryCallState) -> None:
 
 
 class LLM:
-    """Chat completions against one OpenAI-compatible endpoint."""
+    """Chat completions against one OpenAI-compatible endpoint; ``usage`` adds up
+    what every completion so far cost."""
 
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
+        self.usage = Usage()
+        self._counting = threading.Lock()
         self._client = openai.OpenAI(
             base_url=config.base_url,
             api_key=config.api_key,
@@ -158,8 +164,12 @@ class LLM:
             kwargs["tools"] = list(tools)
         if json_mode:
             kwargs["response_format"] = {"type": "json_object"}
-        with self._translated():
-            completion = self._create(**kwargs)
+        started, completion = time.monotonic(), None
+        try:
+            with self._translated():
+                completion = self._create(**kwargs)
+        finally:  # a failed call cost time, and maybe tokens
+            self._count(getattr(completion, "usage", None), started)
         if not getattr(completion, "choices", None):
             raise LLMError(f"{self.where} answered with no choices")
         message = completion.choices[0].message
@@ -169,6 +179,13 @@ class LLM:
             if getattr(call, "function", None) is not None
         ]
         return Reply(message.content or "", calls)
+
+    def _count(self, usage: Any, started: float) -> None:
+        spent = Usage(calls=1, seconds=time.monotonic() - started,
+                      prompt_tokens=getattr(usage, "prompt_tokens", None) or 0,
+                      completion_tokens=getattr(usage, "completion_tokens", None) or 0)  # fmt: skip
+        with self._counting:
+            self.usage += spent
 
     def stream(self, messages: Sequence[dict[str, Any]]) -> Iterator[str]:
         """A plain reply, piece by piece as the model writes it."""

@@ -57,7 +57,9 @@ def by_round(rounds: Sequence[Step], then: Step | None = None) -> Responder:
     return respond
 
 
-def completion(step: Step, model: str) -> dict[str, Any]:
+def completion(step: Step, model: str, asked: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A chat completion answering ``asked`` (the request), with a token count as an
+    endpoint reports it: here, a quarter of the characters each way."""
     calls = [
         {
             "id": f"call_{i}_{zlib.crc32(f'{name}{args}'.encode()):08x}",
@@ -72,6 +74,8 @@ def completion(step: Step, model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": step.content or None}
     if calls:
         message["tool_calls"] = calls
+    prompt = len(json.dumps((asked or {}).get("messages", []))) // 4
+    answer = len(json.dumps(message)) // 4
     return {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",
@@ -80,7 +84,11 @@ def completion(step: Step, model: str) -> dict[str, Any]:
         "choices": [
             {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
         ],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": answer,
+            "total_tokens": prompt + answer,
+        },  # fmt: skip
     }
 
 
@@ -117,7 +125,9 @@ class ScriptedServer:
                     error = {"message": step.content or f"scripted error {step.status}"}
                     payload = json.dumps({"error": error}).encode()
                 else:
-                    payload = json.dumps(completion(step, body.get("model", "scripted"))).encode()
+                    payload = json.dumps(
+                        completion(step, body.get("model", "scripted"), body)
+                    ).encode()
                 try:
                     self.send_response(step.status)
                     self.send_header("content-type", "application/json")

@@ -39,6 +39,7 @@ from pegasus.model import (
     Kind,
     Node,
     Stability,
+    Usage,
     check_relation,
 )
 from pegasus.time.decay import DecayRule
@@ -112,6 +113,7 @@ class Stats(BaseModel):
     dormant: int = 0
     superseded: int = 0
     expired: int = 0
+    cost: Usage = Field(default_factory=Usage)  # what learning the conversations cost
 
 
 class DecayReport(BaseModel):

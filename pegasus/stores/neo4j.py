@@ -49,6 +49,7 @@ from pegasus.model import (
     Edge,
     EmbeddingKey,
     Node,
+    Usage,
     aware,
     check_relation,
     edge_id,
@@ -647,6 +648,12 @@ class Neo4jStore(Store):
             dormant=record["dormant"] or 0,
             superseded=record["superseded"] or 0,
             expired=record["expired"] or 0,
+            cost=Usage(
+                calls=record["calls"],
+                prompt_tokens=record["prompt_tokens"],
+                completion_tokens=record["completion_tokens"],
+                seconds=record["seconds"],
+            ),  # fmt: skip
         )
 
     # --- embedding keys ---------------------------------------------------------

@@ -26,6 +26,7 @@ from pegasus.model import (
     Edge,
     EmbeddingKey,
     Node,
+    Usage,
     check_relation,
     name_key,
 )
@@ -206,6 +207,14 @@ EDGE_COLUMNS = (
     "superseded_by, dormant, expired, created_at"
 )
 LIVE = "superseded_by IS NULL AND dormant = 0 AND expired = 0"
+
+# What learning an owner's conversations cost, as :class:`Usage`'s fields.
+COST_FIELDS = ("calls", "prompt_tokens", "completion_tokens", "seconds")
+COST_TOTALS = """SELECT coalesce(sum(json_extract(record, '$.model_calls')), 0),
+    coalesce(sum(json_extract(record, '$.prompt_tokens')), 0),
+    coalesce(sum(json_extract(record, '$.completion_tokens')), 0),
+    coalesce(sum(json_extract(record, '$.model_seconds')), 0.0)
+    FROM conversations WHERE user = ?"""
 
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -783,6 +792,7 @@ class SQLiteStore(Store):
                 "SELECT count(*) FROM edges WHERE user = ? AND superseded_by IS NOT NULL"
             ),
             expired=count("SELECT count(*) FROM edges WHERE user = ? AND expired = 1"),
+            cost=Usage(**dict(zip(COST_FIELDS, self._rows(COST_TOTALS, (user,))[0], strict=True))),
         )
 
     def key_mean(self, user: str) -> list[float] | None:

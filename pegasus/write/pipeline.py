@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from pegasus.embed import Embedder
 from pegasus.errors import ConfigError, ValidationError
-from pegasus.llm import LLM
+from pegasus.llm import LLM, Usage
 from pegasus.model import Conversation, Node, utcnow
 from pegasus.recall.engine import Recaller
 from pegasus.recall.keys import key_changes
@@ -47,6 +47,7 @@ class IngestReport(BaseModel):
     flagged: list[str] = Field(default_factory=list)
     dropped: list[str] = Field(default_factory=list)  # notes
     summary: str = ""
+    cost: Usage = Field(default_factory=Usage)  # this run's model calls
 
     @property
     def unchanged(self) -> bool:
@@ -93,11 +94,13 @@ class Ingestor:
         self.store, self.user, self.embedder, self.rule = store, user, embedder, rule
         self.context_recaller, self.llm = context_recaller, llm
         self.use_tools, self.progress = use_tools, progress
+        self._counted = Usage()  # the model's usage at the last commit
 
     # --- the whole run --------------------------------------------------------------
     def ingest(self, transcript: Transcript, now: datetime | None = None) -> IngestReport:
         now = now or utcnow()
         report = IngestReport(conversation_id=transcript.id, turns=len(transcript.turns))
+        self._counted = self.llm.usage if self.llm else Usage()
         record = self.store.get_conversation(self.user, transcript.id) or Conversation(
             id=transcript.id
         )
@@ -215,7 +218,15 @@ class Ingestor:
         )
         notes += plan.notes
         finish = extraction.finish
-        record = journal.record.evolve(
+        spent = (self.llm.usage if self.llm else Usage()) - self._counted
+        self._counted += spent
+        report.cost += spent
+        was = journal.record
+        record = was.evolve(
+            model_calls=was.model_calls + spent.calls,
+            prompt_tokens=was.prompt_tokens + spent.prompt_tokens,
+            completion_tokens=was.completion_tokens + spent.completion_tokens,
+            model_seconds=was.model_seconds + spent.seconds,
             turns_ingested=end,
             content_hash=transcript.prefix_hash(end),
             journal=[],

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from pegasus.errors import PegasusError
+from pegasus.integrations.codex_trust import codex_config, codex_hooks
 from pegasus.integrations.hooks import (
     MODULE,
-    codex_config,
-    codex_hooks,
     install,
+    pegasus_hook,
     settings_path,
     transcript_turns,
     uninstall,
@@ -408,8 +408,8 @@ def test_codex_trusts_what_install_wrote_and_only_that(tmp_path) -> None:
         f'\n[hooks.state."{key}"]\ntrusted_hash = "{digest}"\n' for key, digest in foreign.items()
     ))  # fmt: skip
     install(path, "codex", "ana")
-    ours = {key: digest for key, digest, mine in
-            codex_hooks(path, json.loads(path.read_text())["hooks"]) if mine}  # fmt: skip
+    hooks = json.loads(path.read_text())["hooks"]
+    ours = {key: digest for key, digest, mine in codex_hooks(path, hooks, pegasus_hook) if mine}
     assert len(ours) == 3 and all(":stop:1:0" in key or ":0:0" in key for key in ours)
     assert trust(config) == foreign | ours
     assert config.read_text().startswith(USER_CONFIG)  # comments, order and all

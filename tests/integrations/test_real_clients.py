@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from pegasus.client import call
-from pegasus.integrations.hooks import codex_config, codex_hooks, settings_path, transcript_turns
+from pegasus.integrations.codex_trust import codex_config, codex_hooks
+from pegasus.integrations.hooks import settings_path, transcript_turns
 from pegasus.llm.scripted import ScriptedServer, sequence
 from pegasus.memory import Pegasus
 from tests.cli_helpers import run_cli

@@ -94,9 +94,8 @@ def memory(store: Store, user: str, serve) -> Memory:
             FINISH,
         )
     ]
-    report = ingest_steps(
-        memory, serve, steps, transcript=chat("I met Mallory in Zanzibar.", *SNIPPETS.values())
-    )
+    said = chat("I met Mallory in Zanzibar.", *SNIPPETS.values(), *PROPERTIES.values())
+    report = ingest_steps(memory, serve, steps, transcript=said)
     assert len(report.relations_added) == 3, report
     return memory
 

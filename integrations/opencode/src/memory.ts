@@ -8,7 +8,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 
 export interface Settings {
-  url?: string;
+  url?: string; // fixed by the options or PEGASUS_URL; else looked up on each call
   user: string;
   token?: string;
   recallTimeoutMs: number;
@@ -44,8 +44,9 @@ export function serviceUrl(option: unknown, env: Env, folder: string): string | 
 export function settingsFrom(options: Record<string, unknown> = {}, env: Env = process.env): Settings {
   const folder = typeof options.dataDir === "string" ? options.dataDir : dataDir(env);
   const timeout = Number(options.recallTimeoutMs ?? env.PEGASUS_RECALL_TIMEOUT_MS ?? 1500);
+  const given = typeof options.url === "string" && options.url ? options.url : env.PEGASUS_URL;
   return {
-    url: serviceUrl(options.url, env, folder),
+    url: given ? given.replace(/\/+$/, "") : undefined,
     user: String(options.user ?? env.PEGASUS_USER ?? "default"),
     token: typeof options.token === "string" ? options.token : env.PEGASUS_TOKEN,
     recallTimeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : 1500,
@@ -85,6 +86,7 @@ export function turnsOf(messages: { info: { role: string }; parts: PartLike[] }[
 
 export class Memory {
   private warned = false;
+  private missing = false; // said once that no service runs
 
   constructor(
     readonly settings: Settings,
@@ -92,10 +94,21 @@ export class Memory {
     private readonly log: (line: string) => void = (line) => console.error(line),
   ) {}
 
-  private async post(path: string, body: unknown, timeoutMs: number): Promise<any> {
+  /** The service's URL now: a service started after opencode is found on the next call. */
+  private url(): string | undefined {
+    const url = serviceUrl(this.settings.url, {}, this.settings.dataDir);
+    if (url) this.missing = false;
+    else if (!this.missing) {
+      this.missing = true;
+      this.log("pegasus: no memory service running (start `pegasus serve`): messages go on without memory");
+    }
+    return url;
+  }
+
+  private async post(url: string, path: string, body: unknown, timeoutMs: number): Promise<any> {
     const headers: Record<string, string> = { "Content-Type": "application/json" };
     if (this.settings.token) headers.Authorization = `Bearer ${this.settings.token}`;
-    const answer = await this.fetcher(`${this.settings.url}${path}`, {
+    const answer = await this.fetcher(`${url}${path}`, {
       method: "POST",
       headers,
       body: JSON.stringify(body),
@@ -113,9 +126,11 @@ export class Memory {
 
   /** The memory block for a message, or "" (no service, too slow, nothing remembered). */
   async recall(message: string, sessionID: string): Promise<string> {
-    if (!this.settings.url || !message.trim()) return "";
+    const url = message.trim() ? this.url() : undefined;
+    if (!url) return "";
     try {
       const found = await this.post(
+        url,
         "/recall",
         { user: this.settings.user, message, conversation_id: sessionID },
         this.settings.recallTimeoutMs,
@@ -132,9 +147,11 @@ export class Memory {
   async ingest(sessionID: string, turns: Turn[]): Promise<"sent" | "queued" | "nothing"> {
     if (!turns.some((turn) => turn.role === "user")) return "nothing";
     const transcript = { id: sessionID, turns };
-    if (this.settings.url) {
+    const url = this.url();
+    if (url) {
       try {
-        await this.post("/ingest", { user: this.settings.user, transcript }, 10_000);
+        const job = await this.post(url, "/ingest", { user: this.settings.user, transcript }, 10_000);
+        if (job?.state === "waiting") this.log(`pegasus: the session is kept but not learned yet: ${job.waiting_for}`);
         return "sent";
       } catch (error) {
         this.warn("the session waits for the service's next start", error);

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 
 import plugin from "../dist/index.js";
-import { settingsFrom, turnsOf } from "../dist/memory.js";
+import { serviceUrl, settingsFrom, turnsOf } from "../dist/memory.js";
 
 const BLOCK = "[MEMORY]\n- Ana lives in Porto";
 
@@ -133,12 +133,55 @@ test("settings: option, then environment, then the service's own file", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "pg-"));
   mkdirSync(dataDir, { recursive: true });
   writeFileSync(join(dataDir, "service.json"), JSON.stringify({ url: "http://127.0.0.1:8765", pid: 1 }));
-  assert.equal(settingsFrom({ dataDir }, {}).url, "http://127.0.0.1:8765");
+  assert.equal(settingsFrom({ dataDir }, {}).url, undefined); // looked up on each call
+  assert.equal(serviceUrl(undefined, {}, dataDir), "http://127.0.0.1:8765");
   assert.equal(settingsFrom({ dataDir }, { PEGASUS_URL: "http://h:1/" }).url, "http://h:1");
   assert.equal(settingsFrom({ dataDir, url: "http://o:2" }, { PEGASUS_URL: "http://h:1" }).url, "http://o:2");
   assert.equal(settingsFrom({ dataDir }, { PEGASUS_USER: "bo" }).user, "bo");
-  assert.equal(settingsFrom({ dataDir: join(dataDir, "none") }, {}).url, undefined);
+  assert.equal(serviceUrl(undefined, {}, join(dataDir, "none")), undefined);
   assert.equal(settingsFrom({ recallTimeoutMs: "x", dataDir }, {}).recallTimeoutMs, 1500);
   const xdg = settingsFrom({}, { XDG_DATA_HOME: "/data" });
   assert.equal(xdg.dataDir, process.platform === "linux" ? "/data/pegasus" : xdg.dataDir);
+});
+
+test("a service started after opencode is found on the next message; none is said once", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "pg-"));
+  const said = [];
+  const log = console.error;
+  console.error = (line) => said.push(line);
+  const pegasus = await service(async () => [200, { text: BLOCK, fired: [] }]);
+  try {
+    const h = await hooks({ user: "ana", dataDir });
+    const ask = async (text) => {
+      await h["chat.message"]({ sessionID: "s1" }, { message: {}, parts: [{ type: "text", text }] });
+      const output = { system: [] };
+      await h["experimental.chat.system.transform"]({ sessionID: "s1", model: {} }, output);
+      return output.system;
+    };
+    assert.deepEqual(await ask("Where does Ana live?"), []);
+    assert.deepEqual(await ask("And in May?"), []);
+    assert.equal(said.length, 1);
+    assert.match(said[0], /no memory service running/);
+    writeFileSync(join(dataDir, "service.json"), JSON.stringify({ url: pegasus.url, pid: 1 }));
+    assert.deepEqual(await ask("Where does Ana live?"), [BLOCK]);
+    assert.equal(said.length, 1);
+  } finally {
+    console.error = log;
+    pegasus.close();
+  }
+});
+
+test("a session the service keeps but cannot learn yet is said", async () => {
+  const pegasus = await service(async () => [202, { id: "j", state: "waiting", waiting_for: "no language model configured" }]);
+  const said = [];
+  const log = console.error;
+  console.error = (line) => said.push(line);
+  try {
+    const h = await hooks({ url: pegasus.url, user: "ana", dataDir: mkdtempSync(join(tmpdir(), "pg-")) });
+    await h.event({ event: { type: "session.idle", properties: { sessionID: "s1" } } });
+    assert.deepEqual(said, ["pegasus: the session is kept but not learned yet: no language model configured"]);
+  } finally {
+    console.error = log;
+    pegasus.close();
+  }
 });
