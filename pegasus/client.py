@@ -39,7 +39,7 @@ def queue_ingest(job: dict[str, Any], folder: Path | None = None) -> Path:
     folder = folder or jobs_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{job['id']}.json"
-    partial = path.with_suffix(".partial")
+    partial = path.with_suffix(f".{uuid.uuid4().hex[:8]}.partial")  # writers never share one
     partial.write_text(json.dumps(job), encoding="utf-8")
     os.replace(partial, path)
     return path
@@ -80,7 +80,8 @@ def store_key(url: str) -> str | None:
         port = target.port or 7687
     except ValueError:
         return None
-    return f"neo4j:{(target.hostname or 'localhost').lower()}:{port}"
+    host = (target.hostname or "localhost").lower()
+    return f"neo4j:{'127.0.0.1' if host in ('localhost', '::1') else host}:{port}"
 
 
 def running_service() -> dict[str, Any] | None:

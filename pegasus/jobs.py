@@ -8,11 +8,12 @@ start. A job cut short by a stop (SIGTERM, a crash, a power cut) is still a file
 the next start and runs again: ingest resumes from its journal, so the graph ends as
 an uninterrupted run would have left it. A job that fails for any other reason is
 *failed*, its file kept until ``pegasus jobs retry`` or ``pegasus jobs drop``. Hook
-commands that find no service running leave their transcripts here too
-(``pegasus.client.queue_ingest``)."""
+commands and the opencode plugin that get no answer leave their transcripts here too
+(``pegasus.client.queue_ingest``), taken in at the next start or within a second."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import queue
@@ -35,7 +36,6 @@ from pegasus.write.transcript import Transcript, parse_transcript
 log = logging.getLogger("pegasus.jobs")
 # Worth another try later: a setting put right, a model or a store back.
 TEMPORARY = (StoreError, LLMError, ConfigError)
-TRIES = 10  # a waiting job is failed after this many tries (its file still kept)
 FIRST_PAUSE = 30.0  # seconds before the second try, doubling up to LONGEST_PAUSE
 LONGEST_PAUSE = 1800.0
 KEPT = 1000  # learned jobs whose status can still be asked for
@@ -54,12 +54,14 @@ class Job(BaseModel):
     waiting_for: str | None = None  # why it has not run yet; it runs again by itself
     tries: int = 0
     next_try: datetime | None = None  # when a waiting job runs again by itself
-    resumed: bool = False  # queued before this service started
+    resumed: bool = False  # found in the folder, not handed to this service
 
-    @property
-    def kept(self) -> bool:
-        """Its file stays: not learned, not dropped."""
-        return self.state != "done"
+
+def _written(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # dropped meanwhile: read last, and then found gone
+        return float("inf")
 
 
 def pause_before(tries: int, first: float = FIRST_PAUSE) -> float:
@@ -120,7 +122,10 @@ class IngestQueue:
         if self.folder is None or not self.folder.is_dir():
             return []
         resumed = []
-        for path in sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime):
+        for path in sorted(self.folder.glob("*.json"), key=_written):
+            with self._lock:
+                if path.stem in self.jobs:
+                    continue
             try:
                 spec = json.loads(path.read_text(encoding="utf-8"))
                 parsed = parse_transcript(spec["transcript"], spec.get("conversation_id"))
@@ -134,7 +139,8 @@ class IngestQueue:
                     self._waiting.put(job)
                 resumed.append(job)
             except Exception as exc:  # noqa: BLE001 (whatever is wrong, the file is kept)
-                path.rename(path.with_suffix(".unreadable"))
+                with contextlib.suppress(OSError):  # unless it was dropped meanwhile
+                    path.rename(path.with_suffix(".unreadable"))
                 log.error("ingest job %s cannot be read and is set aside: %s", path.name, exc)
         return resumed
 
@@ -156,7 +162,8 @@ class IngestQueue:
             if job.state not in ("waiting", "failed"):
                 raise ValidationError(f"job {job_id} is {job.state}: only a waiting or "
                                       "failed job is retried")  # fmt: skip
-            job.state, job.next_try, job.waiting_for, job.tries = "queued", None, None, 0
+            job.state, job.next_try, job.waiting_for, job.error = "queued", None, None, None
+            job.tries = 0
         self._write(job)
         self._waiting.put(job)
         return job
@@ -171,8 +178,8 @@ class IngestQueue:
                 raise ValidationError(f"job {job_id} is running: drop it once it stops")
             del self.jobs[job_id]
             self._specs.pop(job_id, None)
-        if self.folder is not None:
-            (self.folder / f"{job_id}.json").unlink(missing_ok=True)
+            if self.folder is not None:  # under the lock: never read back meanwhile
+                (self.folder / f"{job_id}.json").unlink(missing_ok=True)
         return job
 
     def counts(self) -> dict[str, int]:
@@ -222,22 +229,21 @@ class IngestQueue:
         queue_ingest({**spec, "status": status}, self.folder)
 
     def _wait(self, job: Job, reason: str, spec: dict[str, Any] | None = None) -> None:
-        job.waiting_for = None
-        if job.tries >= TRIES:
-            job.state, job.next_try = "failed", None
-            job.error = f"gave up after {job.tries} tries: {reason}"
-        else:
-            job.state, job.waiting_for = "waiting", reason
-            pause = pause_before(job.tries, self.first_pause)
-            job.next_try = self.clock() + timedelta(seconds=pause)
+        """Waiting for ``reason`` to pass: tried again after a pause, for as long as
+        it takes."""
+        pause = pause_before(job.tries, self.first_pause)
+        job.state, job.waiting_for, job.error = "waiting", reason, None
+        job.next_try = self.clock() + timedelta(seconds=pause)
         if spec is not None:
             self._keep(job, spec)
         else:
             self._write(job)
-        log.warning("ingest job %s is %s: %s", job.id, job.state, job.error or reason)
+        log.warning("ingest job %s waits %.0f s: %s", job.id, pause, reason)
 
     def _due(self) -> None:
-        """Queues the waiting jobs whose pause is over."""
+        """Queues the waiting jobs whose pause is over, and the files a hook or the
+        plugin left in the folder while no answer came from here."""
+        self.resume()
         now = self.clock()
         with self._lock:
             due = [job for job in self.jobs.values()
@@ -250,25 +256,24 @@ class IngestQueue:
     def _work(self) -> None:
         while True:
             try:
-                job = self._waiting.get(timeout=1.0)
-            except queue.Empty:
+                with contextlib.suppress(queue.Empty):
+                    self._run(self._waiting.get(timeout=1.0))
                 self._due()
-                continue
-            if job.state != "queued":  # dropped, or queued twice by a retry
-                continue
-            self._run(job)
-            self._due()
+            except Exception:  # a job file that cannot be written: the next job still runs
+                log.exception("the ingest queue could not keep a job's file up to date")
 
     def _run(self, job: Job) -> None:
-        spec = self._specs.get(job.id)
-        if spec is None:  # dropped while queued
-            return
         missing = self._model_missing()
+        with self._lock:  # a drop takes the job whole, or not at all
+            spec = self._specs.get(job.id)
+            if spec is None or job.state != "queued":  # dropped, or queued twice
+                return
+            if not missing:
+                self._running, job.state, job.waiting_for = job, "running", None
+                job.tries += 1
         if missing:
             self._wait(job, missing)
             return
-        self._running, job.state, job.waiting_for = job, "running", None
-        job.tries += 1
         try:
             transcript: Transcript = parse_transcript(spec["transcript"],
                                                       spec.get("conversation_id"))  # fmt: skip

@@ -10,6 +10,7 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
+from pegasus.client import ingest_job, queue_ingest
 from pegasus.jobs import NO_MODEL, IngestQueue, pause_before
 from pegasus.llm.scripted import Step, sequence
 from pegasus.memory import Pegasus
@@ -153,3 +154,37 @@ def test_jobs_are_listed_retried_and_dropped_from_the_command_line(
 def test_the_pause_between_tries_grows_and_is_capped() -> None:
     pauses = [pause_before(tries, first=30) for tries in range(1, 12)]
     assert pauses[:3] == [30, 60, 120] and pauses == sorted(pauses) and pauses[-1] == 1800
+
+
+def test_a_session_left_in_the_folder_while_the_service_runs_is_taken_in(
+    core, tmp_path, serve
+) -> None:
+    """A hook that found the service too slow leaves its file: taken in as it runs."""
+    folder = tmp_path / "jobs"
+    ingests = IngestQueue(core, folder, llm_for(serve(sequence(EXTRACTION))))
+    ingests.resume()
+    queue_ingest(ingest_job("ana", TRANSCRIPT, "s1"), folder)
+    assert wait_for(lambda: core.for_user("ana").find("Ana"), 60)
+    assert wait_for(lambda: not list(folder.iterdir()), 10)
+
+
+def test_a_job_file_that_cannot_be_written_does_not_stop_the_queue(
+    core, tmp_path, monkeypatch, serve
+) -> None:
+    answers = [Step(raw="not a completion")]
+    model = serve(lambda body: answers.pop(0) if len(answers) > 1 else answers[0])
+    ingests = IngestQueue(core, tmp_path / "jobs", llm_for(model), first_pause=3600)
+    writes = []
+
+    def full_disk(job, folder=None):
+        writes.append(job["id"])
+        if len(writes) == 2:  # the first job's state once the model failed it
+            raise OSError(28, "No space left on device")
+        return queue_ingest(job, folder)
+
+    monkeypatch.setattr("pegasus.jobs.queue_ingest", full_disk)
+    ingests.submit("ana", {"id": "s0", "turns": [{"role": "user", "content": "Hi there"}]})
+    assert wait_for(lambda: len(writes) == 2, 60)
+    answers[:] = [*EXTRACTION, EXTRACTION[-1]]
+    second = ingests.submit("ana", TRANSCRIPT)
+    assert wait_for(lambda: second.state == "done", 60), second

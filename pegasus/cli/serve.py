@@ -84,13 +84,13 @@ def serve(
         # it resumes from its journal on the next start.
         app.state.ingests.stopping.set()
         discovery.unlink(missing_ok=True)
-        lock.release()
         if scheduler is not None:
             scheduler.shutdown(wait=True)
         if workers is not None:
             workers.close()
         if not app.state.ingests.busy:
             core.close()
+        lock.release()  # last: a next service never meets this one's writes
 
 
 def claim_data_folder() -> FileLock:

@@ -295,7 +295,7 @@ def _write_settings(path: Path, settings: dict[str, Any]) -> None:
     _write(path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
 
 
-def _removepegasus_hook(settings: dict[str, Any]) -> int:
+def _remove_ours(settings: dict[str, Any]) -> int:
     """Takes Pegasus's hooks out of ``settings``; returns how many there were."""
     hooks = settings.get("hooks", {})
     removed = 0
@@ -328,7 +328,7 @@ def uninstall(path: Path, assistant: str = "claude-code") -> int:
     settings = _read(path)
     before = copy.deepcopy(settings.get("hooks", {}))
     trust = CodexTrust(codex_config()) if assistant == "codex" else None
-    removed = _removepegasus_hook(settings)
+    removed = _remove_ours(settings)
     if removed:
         _write_settings(path, settings)
         if trust is not None:
@@ -382,7 +382,7 @@ def install(
     settings = _read(path)
     before = copy.deepcopy(settings.get("hooks", {}))
     trust = CodexTrust(codex_config()) if assistant == "codex" else None  # read first: may fail
-    _removepegasus_hook(settings)
+    _remove_ours(settings)
     hooks = settings.setdefault("hooks", {})
     command = hook_command(user)
     events = EVENTS[assistant]

@@ -26,9 +26,9 @@ MAX_WHY = 12  # fired memories explained per recall; the block holds what matter
 
 
 def said_plainly(tool: Tool) -> Tool:
-    """Pegasus's errors reach the client with their one-line message, as the command
-    line prints them; the SDK shows the text only of a ``ToolError``, and logs it
-    without a traceback."""
+    """Errors reach the client as one line, as the command line prints them (another
+    library's error with its type's name); the SDK shows the text only of a
+    ``ToolError``, and logs it without a traceback."""
 
     @functools.wraps(tool)
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -36,6 +36,8 @@ def said_plainly(tool: Tool) -> Tool:
             return tool(*args, **kwargs)
         except (PegasusError, ValueError) as exc:
             raise ToolError(str(exc)) from exc
+        except Exception as exc:
+            raise ToolError(f"{type(exc).__name__}: {exc}") from exc
 
     return run  # type: ignore[return-value]
 

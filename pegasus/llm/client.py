@@ -99,13 +99,12 @@ def _log_retry(state: RetryCallState) -> None:
 
 
 class LLM:
-    """Chat completions against one OpenAI-compatible endpoint; ``usage`` adds up
-    what every completion so far cost."""
+    """Chat completions against one OpenAI-compatible endpoint; :attr:`usage` adds up
+    what they cost."""
 
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
-        self.usage = Usage()
-        self._counting = threading.Lock()
+        self._spent = threading.local()
         self._client = openai.OpenAI(
             base_url=config.base_url,
             api_key=config.api_key,
@@ -180,12 +179,18 @@ class LLM:
         ]
         return Reply(message.content or "", calls)
 
+    @property
+    def usage(self) -> Usage:
+        """What the completions this thread asked for cost so far: an ingest runs in
+        one thread, so ingests sharing the client count apart."""
+        return getattr(self._spent, "usage", Usage())
+
     def _count(self, usage: Any, started: float) -> None:
-        spent = Usage(calls=1, seconds=time.monotonic() - started,
-                      prompt_tokens=getattr(usage, "prompt_tokens", None) or 0,
-                      completion_tokens=getattr(usage, "completion_tokens", None) or 0)  # fmt: skip
-        with self._counting:
-            self.usage += spent
+        self._spent.usage = self.usage + Usage(
+            calls=1, seconds=time.monotonic() - started,
+            prompt_tokens=getattr(usage, "prompt_tokens", None) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", None) or 0,
+        )  # fmt: skip
 
     def stream(self, messages: Sequence[dict[str, Any]]) -> Iterator[str]:
         """A plain reply, piece by piece as the model writes it."""

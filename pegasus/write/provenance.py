@@ -11,7 +11,7 @@ the assistant said is kept only where the user's next turn confirms it ("yes",
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
@@ -22,6 +22,7 @@ from pegasus.write.clean import Batch, Entity, Relation, is_placeholder
 from pegasus.write.transcript import Turn
 
 SAID_AT = 90  # rapidfuzz partial ratio: a few letters changed in a sentence
+TYPO_AT = 85  # the same for a name or a value: one letter changed in eight
 RETOLD_AT = 0.6  # share of a snippet's content words one turn holds, for a retelling
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…)\s*")
@@ -29,13 +30,17 @@ BRACKETED = re.compile(r"\([^()]*\)")
 # Dates and how a value stands in time are the extractor's own work (the prompt asks
 # for them): "shortly before 2026-09-14", "ongoing", "as of 2026-09".
 DATES = re.compile(
-    r"\b(?:\d{4}(?:-\d{2}){0,2}|as of|shortly|before|after|since|until|ongoing|upcoming"
+    r"\b(?:(?:19|20)\d{2}(?:-\d{2}){0,2}|as of|shortly|before|after|since|until|ongoing|upcoming"
     r"|planned|about|around|early|late|mid|jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct"
     r"|nov|dec)\b",
     re.IGNORECASE,
 )
+AMOUNT = re.compile(r"\d+(?:[.,]\d+)?[kKmMbB]?(?![\w])")
+MULTIPLIERS = {"k": "thousand", "m": "million", "b": "billion"}
+NUMBER_WORDS = {"1": ("a", "one"), "2": ("two",), "3": ("three",), "4": ("four",),
+                "5": ("five",), "10": ("ten",), "100": ("a hundred", "one hundred")}  # fmt: skip
 AMOUNTS = frozenset({"hundred", "thousand", "million", "billion", "dozen", "half"})
-ENDING = re.compile(r"(?:ing|ed|(?<!s)es|(?<!s)s|e)$")
+ENDING = re.compile(r"(?:ing|ed|(?<=ss)es|(?<!s)es|(?<!s)s|e)$")
 GROUNDED_AT = 0.4  # share of a name's or value's content words said in the conversation
 SAID_BY = "said_by"  # the relation property that records the speaker
 CONFIRMS = re.compile(
@@ -150,49 +155,77 @@ class Heard:
     are not evidence), to ask whether a name or a value rests on it. Dates and how a
     value stands in time are the extractor's own work and are not looked for."""
 
-    def __init__(self, turns: Sequence[Turn]) -> None:
+    def __init__(self, turns: Sequence[Turn], names: Iterable[str] = ()) -> None:
         self.spoken = [_folded(t.content) for t in turns if t.role == "user" or t.speaker]
-        # A speaker's "my dog" names them: "Nate's dog", from Nate's turn.
-        speakers = {t.speaker for t in turns if t.speaker}
-        self.stems = set().union(*map(_telling, [*self.spoken, *speakers]))
+        # Names taken as said: the speakers ("Nate's dog", from Nate's "my dog") and
+        # ``names``, those of the claims kept.
+        said = {t.speaker for t in turns if t.speaker} | set(names)
+        self.names = set().union(*map(_telling, said))
+        self.stems = set().union(*map(_telling, self.spoken)) | self.names
 
     def phrase(self, words: str) -> bool:
-        """Said as it is, as whole words, or with a typo in ten letters or more."""
+        """Said as it is, as whole words, or with a typo in a longer word."""
         folded = _folded(words)
         whole = re.compile(rf"(?<!\w){re.escape(folded)}(?!\w)")
         if any(whole.search(text) for text in self.spoken):
             return True
-        return len(folded) >= 10 and any(fuzz.partial_ratio(folded, t) >= SAID_AT
-                                         for t in self.spoken)  # fmt: skip
+        return len(folded) >= 6 and any(fuzz.partial_ratio(folded, t) >= TYPO_AT
+                                        for t in self.spoken)  # fmt: skip
 
     def name(self, name: str, context: str = "") -> bool:
-        """A name: said, or every word of it said (or in ``context``, the name an
-        alias restates: "workplace autonomy" for "Agency (workplace autonomy)")."""
-        wanted = _telling(name)
-        return self.phrase(name) or bool(wanted) and wanted <= self.stems | _telling(context)
+        """A name: said, or, for a name of several words, every word of it said (or in
+        ``context``, the name an alias restates: "workplace autonomy" for "Agency
+        (workplace autonomy)")."""
+        if self.phrase(name) or _letters(name) == _letters(context):  # "NovaAI"
+            return True
+        wanted, restated = _telling(name), _telling(context)
+        if wanted and wanted <= restated:
+            return True
+        return len(words(name)) > 1 and bool(wanted) and wanted <= self.stems | restated
 
     def value(self, value: str) -> bool:
-        """A property's value: said, or most of its words said, in the whole or in
-        brackets (what was said, "Chief Financial Officer (CFO)", or a note, "(as of
-        2026-09)")."""
+        """A property's value: said, or with its names and numbers said and
+        ``GROUNDED_AT`` of its other words, in the whole or in brackets (what was
+        said, "Chief Financial Officer (CFO)", or a note, "(as of 2026-09)")."""
         parts = [BRACKETED.sub(" ", value), *BRACKETED.findall(value)]
-        bare = [_folded(DATES.sub(" ", part.strip("()"))) for part in parts]
+        bare = [DATES.sub(" ", part.strip("()")).strip() for part in parts]
         if not any(bare):
             return True  # a date alone
         for said in filter(None, bare):
+            if self.phrase(said):
+                return True
             wanted = _telling(said)
-            if not wanted or self.phrase(said):  # only function words: nothing invented
-                return True
-            if len(wanted & self.stems) / len(wanted) >= GROUNDED_AT:
-                return True
+            if not all(map(self._exact, [*said.split()[1:], *AMOUNT.findall(said)])):
+                continue  # a name or a number nobody said
+            if not wanted or len(wanted & self.stems) / len(wanted) >= GROUNDED_AT:
+                return True  # only function words ("yes", "not yet"): nothing invented
         return False
+
+    def _exact(self, word: str) -> bool:
+        """A number or a capitalised word of a value (a name, not an acronym such as
+        "USD") must be said as it is, or be one of :attr:`names`; any other word
+        passes here."""
+        if AMOUNT.fullmatch(word):  # "$2M" may have been said "two million dollars"
+            digits, scale = word.rstrip("kKmMbB"), MULTIPLIERS.get(word[-1:].lower())
+            forms = [rf"(?<![\d.,]){re.escape(digits)}(?!\d)"]
+            if scale:
+                forms += [rf"\b{said} {scale}" for said in NUMBER_WORDS.get(digits, ())]
+            return any(re.search(form, text) for form in forms for text in self.spoken)
+        word = word.strip(",.;:!?()").removesuffix("'s").removesuffix("’s")
+        if not word[:1].isupper() or word.isupper():
+            return True
+        return self.phrase(word) or _telling(word) <= self.names
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"\W", "", text).casefold()
 
 
 def _telling(text: str) -> set[str]:
-    """Rough stems of the words that say something, amounts included ("15",
-    "hundred"): "making" and "make" meet."""
-    return {ENDING.sub("", word.removesuffix("'s"))[:4] for word in words(text)
-            if word.isdigit() or word in AMOUNTS or is_content(word)}  # fmt: skip
+    """Rough stems of the words that say something, amounts in words included
+    ("hundred"; numbers are checked as they are): "making" and "make" meet."""
+    return {ENDING.sub("", word.removesuffix("'s"))[:5] for word in words(text)
+            if word in AMOUNTS or is_content(word) and not AMOUNT.fullmatch(word)}  # fmt: skip
 
 
 def ground(batch: Batch, turns: Sequence[Turn]) -> list[str]:
@@ -200,17 +233,21 @@ def ground(batch: Batch, turns: Sequence[Turn]) -> list[str]:
     no kept relation uses and no turn names is dropped, and so is an alias nobody
     said or a property value that rests on nothing said; returns the notes. Run
     after :func:`attribute`, so that the relations are the kept ones."""
-    heard = Heard(turns)
-    ends = {name_key(name) for r in batch.relations for name in (r.source, r.target)}
+    ends = [name for r in batch.relations for name in (r.source, r.target)]
+    heard, used = Heard(turns), {name_key(name) for name in ends}
     notes: list[str] = []
     kept: list[Entity] = []
     for entity in batch.entities:
-        if is_placeholder(entity.name):
+        claimed = any(name_key(name) in used for name in entity.names)
+        named = not entity.provisional and any(map(heard.name, entity.names))
+        if claimed or named or is_placeholder(entity.name):
             kept.append(entity)
-            continue
-        used = any(name_key(name) in ends for name in entity.names)
-        if not used and (entity.provisional or not any(map(heard.name, entity.names))):
+        else:
             notes.append(f"entity {entity.name!r}: dropped, no turn names it and no claim uses it")
+    # The entities kept are names a value may use ("extended to Trevor").
+    heard = Heard(turns, [*ends, *(entity.name for entity in kept)])
+    for entity in kept:
+        if is_placeholder(entity.name):
             continue
         unsaid = [alias for alias in entity.aliases if not heard.name(alias, entity.name)]
         if unsaid:
@@ -221,6 +258,5 @@ def ground(batch: Batch, turns: Sequence[Turn]) -> list[str]:
                 del entity.properties[key]
                 notes.append(f"entity {entity.name!r}: property {key}={value!r} dropped, "
                              "said in no turn")  # fmt: skip
-        kept.append(entity)
     batch.entities = kept
     return notes

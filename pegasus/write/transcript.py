@@ -123,7 +123,8 @@ def parse_transcript(data: Any, conversation_id: str | None = None) -> Transcrip
                 "(user, human, assistant or ai); nothing was ingested"
             )
         # Some clients keep a turn's words under "text" rather than "content".
-        content = _content(raw.get("content", raw.get("text")), where)
+        content = _content(raw["content"] if raw.get("content") is not None else raw.get("text"),
+                           where)  # fmt: skip
         if not content and not (raw.get("tool_calls") or raw.get("function_call")):
             keys = ", ".join(sorted(map(str, raw)))
             notes.append(f"{where}: a {role} turn with no text found in it (keys: {keys}); "

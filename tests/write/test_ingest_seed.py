@@ -58,7 +58,7 @@ def test_the_recorded_extraction_yields_the_sample_graph(memory: Memory, serve) 
         assert edge.touched_at.isoformat() == "2026-09-14T18:10:00+00:00"
     assert graph.self_id == "PERSON::trevor"
     assert len(report.created) == 16 and len(report.relations_added) == 21
-    assert len(unsaid) == 7  # notes on 8 of its 55 aliases and properties
+    assert len(unsaid) == 8  # notes on 10 of its 55 aliases and properties
     assert all("retold" in n or n in unsaid for n in report.dropped) and report.flagged == []
     record = memory.store.get_conversation(memory.user, "seed-trevor-1")
     assert record.turns_ingested == 4 and record.journal == []

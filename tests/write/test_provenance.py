@@ -6,7 +6,7 @@ from __future__ import annotations
 from pegasus.memory import Memory
 from pegasus.model import Kind
 from pegasus.write.clean import Batch, Entity, Relation
-from pegasus.write.provenance import SAID_BY, attribute, ground, said_where
+from pegasus.write.provenance import SAID_BY, Heard, attribute, ground, said_where
 from pegasus.write.transcript import parse_transcript
 from tests.write.conftest import FINISH, calls, entity, ingest_steps, relation
 
@@ -110,6 +110,19 @@ def test_aliases_and_properties_nobody_said_are_dropped_with_a_note() -> None:
     assert pepper.aliases == ["the greyhound"]
     assert pepper.properties == {"breed": "greyhound", "adopted": "last week (as of 2026-10)"}
     assert len(notes) == 3 and all("said in no turn" in note for note in notes)
+
+
+def test_a_name_or_number_nobody_said_is_not_passed_off_by_a_near_one() -> None:
+    """Close is not said: another name sharing letters, a value whose name or number
+    is new, beside ones said in other words."""
+    heard = Heard(parse_transcript([{"role": "user", "content": (
+        "My friend Martin lives in Porto. I'm a nurse, and the clinic made "
+        "almost a million dollars last year.")}]).turns)  # fmt: skip
+    assert heard.name("Martin") and not heard.name("Martha") and not heard.name("Portland")
+    assert heard.value("nurse") and heard.value("lives in Porto")
+    assert heard.value("almost $1M a year (as of 2026)")  # "a million", in other words
+    for invented in ("nurse at Siemens", "lives in Lisbon", "5000", "34", "$2M a year"):
+        assert not heard.value(invented), invented
 
 
 def test_a_provisional_end_of_a_dropped_claim_goes_with_it() -> None:
