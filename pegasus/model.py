@@ -3,9 +3,10 @@ conversation records. Pure data and validation; nothing here touches a store."""
 
 from __future__ import annotations
 
+import operator
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -362,11 +363,13 @@ class Usage(BaseModel):
     seconds: float = 0.0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(**{key: getattr(self, key) + getattr(other, key)
-                        for key in Usage.model_fields})  # fmt: skip
+        return self._each(other, operator.add)
 
     def __sub__(self, other: Usage) -> Usage:
-        return Usage(**{key: getattr(self, key) - getattr(other, key)
+        return self._each(other, operator.sub)
+
+    def _each(self, other: Usage, op: Callable[[Any, Any], Any]) -> Usage:
+        return Usage(**{key: op(getattr(self, key), getattr(other, key))
                         for key in Usage.model_fields})  # fmt: skip
 
     def line(self) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,16 +15,11 @@ from pathlib import Path
 
 import httpx
 
+from bench.faults import free_port
 from bench.service import children
 from pegasus.config import service_file
 from pegasus.memory import Pegasus
 from tests.conftest import SEED_GRAPH
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

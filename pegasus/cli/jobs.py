@@ -15,12 +15,6 @@ jobs = typer.Typer(help="Sessions waiting to be learned: list, retry, drop.",
 JobId = Annotated[str, typer.Argument(help="The job's id (pegasus jobs lists them).")]
 
 
-def _service() -> str | None:
-    from pegasus.client import service_url
-
-    return service_url()
-
-
 def _kept(job_id: str) -> Any:
     from pegasus.paths import jobs_dir
 
@@ -48,9 +42,9 @@ def list_jobs(ctx: typer.Context, as_json: AsJson = False) -> None:
 
 
 def _list(user: str | None, as_json: bool) -> None:
-    from pegasus.client import call, kept_jobs
+    from pegasus.client import call, kept_jobs, service_url
 
-    url = _service()
+    url = service_url()
     answer = call(url, "/jobs", query={"user": user} if user else None) if url else None
     if answer is None:
         found = [job for job in kept_jobs() if user is None or job["user"] == user]
@@ -72,9 +66,9 @@ def _list(user: str | None, as_json: bool) -> None:
 @jobs.command()
 def retry(job_id: JobId) -> None:
     """Run a waiting or failed job again now (without a service: at its next start)."""
-    from pegasus.client import call, queue_ingest
+    from pegasus.client import call, queue_ingest, service_url
 
-    url = _service()
+    url = service_url()
     answer = call(url, f"/jobs/{job_id}/retry", {}) if url else None
     if answer is not None:
         typer.echo(f"job {job_id} is {answer['state']}")
@@ -92,11 +86,11 @@ def drop(
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask first.")] = False,
 ) -> None:
     """Remove a job: its session is never learned."""
-    from pegasus.client import call
+    from pegasus.client import call, service_url
 
     if not yes:
         typer.confirm(f"drop job {job_id}? its session will not be learned", abort=True)
-    url = _service()
+    url = service_url()
     if url is not None and call(url, f"/jobs/{job_id}", method="DELETE") is not None:
         typer.echo(f"dropped job {job_id}")
         return

@@ -155,13 +155,17 @@ class Heard:
     are not evidence), to ask whether a name or a value rests on it. Dates and how a
     value stands in time are the extractor's own work and are not looked for."""
 
-    def __init__(self, turns: Sequence[Turn], names: Iterable[str] = ()) -> None:
+    def __init__(self, turns: Sequence[Turn]) -> None:
         self.spoken = [_folded(t.content) for t in turns if t.role == "user" or t.speaker]
-        # Names taken as said: the speakers ("Nate's dog", from Nate's "my dog") and
-        # ``names``, those of the claims kept.
-        said = {t.speaker for t in turns if t.speaker} | set(names)
-        self.names = set().union(*map(_telling, said))
-        self.stems = set().union(*map(_telling, self.spoken)) | self.names
+        self.names: set[str] = set()  # words of names taken as said (:meth:`take_as_said`)
+        self.stems = set().union(*map(_telling, self.spoken))
+        # A speaker's "my dog" names them: "Nate's dog", from Nate's turn.
+        self.take_as_said({t.speaker for t in turns if t.speaker})
+
+    def take_as_said(self, names: Iterable[str]) -> None:
+        found = set().union(*map(_telling, names))
+        self.names |= found
+        self.stems |= found
 
     def phrase(self, words: str) -> bool:
         """Said as it is, as whole words, or with a typo in a longer word."""
@@ -245,7 +249,7 @@ def ground(batch: Batch, turns: Sequence[Turn]) -> list[str]:
         else:
             notes.append(f"entity {entity.name!r}: dropped, no turn names it and no claim uses it")
     # The entities kept are names a value may use ("extended to Trevor").
-    heard = Heard(turns, [*ends, *(entity.name for entity in kept)])
+    heard.take_as_said([*ends, *(entity.name for entity in kept)])
     for entity in kept:
         if is_placeholder(entity.name):
             continue
