@@ -11,7 +11,7 @@ NODE_STAMP := $(OPENCODE)/node_modules/.installed
 CLIENTS := tests/clients
 CLIENTS_STAMP := $(CLIENTS)/node_modules/.installed
 
-.PHONY: install install-node install-clients demo test lint neo4j-up neo4j-down bench bench-full bench-owners bench-locomo bench-faults clean
+.PHONY: install install-node install-clients demo test lint neo4j-up neo4j-down bench bench-full bench-owners bench-locomo bench-faults bench-hardening clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -86,6 +86,11 @@ bench-faults: install install-node
 	cd $(OPENCODE) && npm run build
 	PYTHON=$(PY) ./scripts/with-neo4j.sh $(PY) -m bench.faults
 	$(PY) -m bench.named_store
+
+# The service as a local daemon: each attack replayed, recall beside a held write
+# lock, a Neo4j outage and its return (bench/hardening.py, docs/service.md).
+bench-hardening: install
+	PYTHON=$(PY) ./scripts/with-neo4j.sh $(PY) -m bench.hardening
 
 clean:
 	rm -rf $(VENV) .neo4j neo4j-launcher/target $(OPENCODE)/node_modules $(OPENCODE)/dist \

@@ -347,7 +347,9 @@ def run_fault(fault: str, front_ends: tuple[str, ...] = FRONT_ENDS) -> list[Cell
         world.settled(300)
         for job in world.jobs_now():
             if job["state"] in ("waiting", "failed"):
-                httpx.post(f"{world.url}/jobs/{job['id']}/retry", timeout=10)
+                httpx.post(
+                    f"{world.url}/jobs/{job['id']}/retry", params={"user": job["user"]}, timeout=10
+                )
         world.settled(300)
         world.stop()
         learned(world, cells)

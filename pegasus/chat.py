@@ -16,6 +16,7 @@ from pegasus.errors import PegasusError
 from pegasus.llm import LLM
 from pegasus.memory import Memory
 from pegasus.model import utcnow
+from pegasus.paths import file_name
 from pegasus.recall.engine import RecallResult
 from pegasus.write.pipeline import IngestReport
 from pegasus.write.transcript import parse_transcript
@@ -96,7 +97,7 @@ class ChatSession:
 
     def save(self, folder: Path) -> Path:
         """Keep the transcript as a file, so a failed ingest loses nothing."""
-        path = folder / f"{self.conversation_id}.json"
+        path = folder / file_name(self.conversation_id, ".json")
         try:
             folder.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(self.transcript(), ensure_ascii=False, indent=1), "utf-8")

@@ -4,6 +4,7 @@ that a command that only asks the service starts in a fraction of a second."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import urllib.parse
@@ -13,14 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from pegasus import errors
-from pegasus.paths import jobs_dir, service_file
+from pegasus.paths import jobs_dir, service_file, sqlite_file
 
 TIMEOUT_SECONDS = 30.0
 # HTTP status -> the error a local call would have raised (the statuses are the tree's).
 ERRORS: dict[int, type[errors.PegasusError]] = {
     error.http_status: error
     for error in (errors.ValidationError, errors.AuthError, errors.NotFoundError,
-                  errors.LLMError, errors.StoreError)
+                  errors.LLMError, errors.StoreError, errors.TooLargeError,
+                  errors.DiskFullError, errors.ForeignHostError)
 }  # fmt: skip
 
 
@@ -40,8 +42,13 @@ def queue_ingest(job: dict[str, Any], folder: Path | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{job['id']}.json"
     partial = path.with_suffix(f".{uuid.uuid4().hex[:8]}.partial")  # writers never share one
-    partial.write_text(json.dumps(job), encoding="utf-8")
-    os.replace(partial, path)
+    try:
+        partial.write_text(json.dumps(job), encoding="utf-8")
+        os.replace(partial, path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        error = errors.DiskFullError if exc.errno == errno.ENOSPC else errors.PegasusError
+        raise error(f"cannot keep the session in {folder}: {exc.strerror or exc}") from exc
     return path
 
 
@@ -73,8 +80,11 @@ def store_key(url: str) -> str | None:
     other process shares."""
     scheme = url.partition(":")[0].lower()
     if scheme == "sqlite":
-        path = url.removeprefix("sqlite://").removeprefix("/")
-        return None if path in ("", ":memory:") else f"sqlite:{Path(path).expanduser().resolve()}"
+        try:
+            path = sqlite_file(url)
+        except errors.ConfigError:
+            return None  # opening it says what is wrong
+        return None if path == ":memory:" else f"sqlite:{Path(path).resolve()}"
     target = urllib.parse.urlsplit(url)
     try:
         port = target.port or 7687

@@ -53,8 +53,23 @@ class Settings(BaseSettings):
     embed_runtime: Literal["onnx", "torch"] = Field(
         default="onnx", validation_alias="PEGASUS_EMBED_RUNTIME"
     )
-    # The memory service refuses requests without this bearer token when it is set.
+    # The memory service and MCP over HTTP refuse requests without this bearer token
+    # when it is set; listening beyond this machine needs one (docs/service.md).
     token: str | None = Field(default=None, validation_alias="PEGASUS_TOKEN")
+    # Host names, besides the address it listens on and this machine's own names, that
+    # clients reach the service by (a name on the network, with a token).
+    allowed_hosts: str = Field(default="", validation_alias="PEGASUS_ALLOWED_HOSTS")
+    # Limits on what a request, a recall message and a transcript may hold (413 past them).
+    max_body_mb: float = Field(default=32.0, gt=0, validation_alias="PEGASUS_MAX_BODY_MB")
+    max_message_chars: int = Field(
+        default=100_000, gt=0, validation_alias="PEGASUS_MAX_MESSAGE_CHARS"
+    )
+    max_transcript_chars: int = Field(
+        default=16_000_000, gt=0, validation_alias="PEGASUS_MAX_TRANSCRIPT_CHARS"
+    )
+    # How long the service's answer to a request may wait on the store (shorter than a
+    # hook's patience) before it says 503; ingest jobs keep their own, longer patience.
+    request_deadline: float = Field(default=1.0, gt=0, validation_alias="PEGASUS_REQUEST_DEADLINE")
 
     def store_url(self) -> str:
         """The store to open: PEGASUS_STORE, else NEO4J_URI, else the embedded default."""

@@ -299,13 +299,14 @@ def _nearest_existing(path: Path) -> Path:
 
 
 def _check_sqlite(url: str, settings: Settings) -> Check:
+    from pegasus.paths import sqlite_file
     from pegasus.stores import open_store
-    from pegasus.stores.sqlite import MIGRATIONS, file_of
+    from pegasus.stores.sqlite import MIGRATIONS
 
     try:
-        text = file_of(url)
-    except ConfigError:
-        return Check("store", PROBLEM, f"{url!r} names no file", "use sqlite:///path/to/memory.db")
+        text = sqlite_file(url)
+    except ConfigError as exc:
+        return Check("store", PROBLEM, str(exc), "use sqlite:///path/to/memory.db")
     if text == ":memory:":
         return Check(
             "store",

@@ -3,13 +3,17 @@
     PegasusError                exit 1  HTTP 500
     ├── ConfigError             exit 2  HTTP 500  a setting is missing or malformed
     ├── ValidationError         exit 2  HTTP 400  a node, edge, conversation, file or
-    │                                             argument breaks the data model
+    │   │                                         argument breaks the data model
+    │   └── TooLargeError       exit 2  HTTP 413  an input over a configured limit
     ├── AuthError               exit 2  HTTP 401  a request to the service without
-    │                                             its token
+    │   │                                         its token
+    │   └── ForeignHostError    exit 2  HTTP 403  a request to the service by a name
+    │                                             it is not reached by (DNS rebinding)
     ├── StoreError              exit 3  HTTP 503  the store could not be reached or
     │   │                                         refused an operation
-    │   └── NotFoundError       exit 4  HTTP 404  a node, edge or conversation that
-    │                                             should exist does not
+    │   ├── NotFoundError       exit 4  HTTP 404  a node, edge or conversation that
+    │   │                                         should exist does not
+    │   └── DiskFullError       exit 3  HTTP 507  no room left on the disk
     └── LLMError                exit 5  HTTP 502  the language model endpoint failed
         │                                         or answered unusably
         └── LLMRequestError     exit 5  HTTP 502  the endpoint refused the request
@@ -53,6 +57,12 @@ class ValidationError(PegasusError, ValueError):
     http_status = 400
 
 
+class TooLargeError(ValidationError):
+    """An input over a configured limit (a request body, a message, a transcript)."""
+
+    http_status = 413
+
+
 class StoreError(PegasusError):
     """The store could not be reached or refused an operation."""
 
@@ -65,6 +75,12 @@ class NotFoundError(StoreError):
 
     exit_code = 4
     http_status = 404
+
+
+class DiskFullError(StoreError):
+    """The disk holding the store or the service's files has no room left."""
+
+    http_status = 507
 
 
 class LLMError(PegasusError):
@@ -83,3 +99,9 @@ class AuthError(PegasusError):
 
     exit_code = 2
     http_status = 401
+
+
+class ForeignHostError(AuthError):
+    """A request addressed to a name the service is not reached by on this machine."""
+
+    http_status = 403

@@ -31,7 +31,7 @@ from pegasus.errors import ConfigError, LLMError, NotFoundError, StoreError, Val
 from pegasus.llm import LLM, LLMConfig
 from pegasus.memory import Pegasus
 from pegasus.write.pipeline import IngestReport
-from pegasus.write.transcript import Transcript, parse_transcript
+from pegasus.write.transcript import Transcript, parse_transcript, within_limit
 
 log = logging.getLogger("pegasus.jobs")
 # Worth another try later: a setting put right, a model or a store back.
@@ -104,7 +104,8 @@ class IngestQueue:
     ) -> Job:
         """Checks the transcript (a bad one raises ValidationError, nothing queued), keeps
         the job, and queues it; with no model configured it waits from the start."""
-        parsed = parse_transcript(transcript, conversation_id)
+        parsed = within_limit(parse_transcript(transcript, conversation_id),
+                              self.core.settings.max_transcript_chars)  # fmt: skip
         spec = ingest_job(user, transcript, parsed.id, now.isoformat() if now else None)
         job = Job(id=spec["id"], user=user, conversation_id=parsed.id)
         missing = self._model_missing()
@@ -212,11 +213,19 @@ class IngestQueue:
         return LLM(LLMConfig.from_settings(load_settings()))
 
     def _keep(self, job: Job, spec: dict[str, Any], write: bool = True) -> None:
+        """Takes the job in; one whose file cannot be written is not taken (the
+        session is then refused, not lost silently)."""
         with self._lock:
             self.jobs[job.id] = job
             self._specs[job.id] = spec
         if write:
-            self._write(job)
+            try:
+                self._write(job)
+            except Exception:
+                with self._lock:
+                    self.jobs.pop(job.id, None)
+                    self._specs.pop(job.id, None)
+                raise
 
     def _write(self, job: Job) -> None:
         """The job's file, with its state, so that a later start or ``pegasus jobs``

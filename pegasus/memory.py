@@ -18,10 +18,10 @@ from pathlib import Path
 
 from pegasus.config import Settings, load_settings
 from pegasus.embed import Embedder, default_embedder
-from pegasus.errors import NotFoundError, PegasusError, ValidationError
+from pegasus.errors import NotFoundError, PegasusError, TooLargeError, ValidationError
 from pegasus.interchange import Graph, dump_graph, parse_graph
 from pegasus.llm import LLM, LLMConfig
-from pegasus.model import Node, utcnow
+from pegasus.model import Node, no_lone_surrogates, utcnow
 from pegasus.recall.engine import Recaller, RecallResult
 from pegasus.recall.keys import claim_key_id, missing_keys, sync_keys
 from pegasus.recall.ordinary import Ordinariness
@@ -33,7 +33,8 @@ from pegasus.write.context import WRITE_CONTEXT
 from pegasus.write.forget import Forgetting, forget_conversation, forget_edge, forget_node
 from pegasus.write.imports import ImportReport, merge_import
 from pegasus.write.pipeline import Ingestor, IngestReport
-from pegasus.write.transcript import Transcript, read_transcript
+from pegasus.write.transcript import Transcript, read_transcript, within_limit
+from pegasus.write.used import UsedNotes
 
 MAX_OWNER_CHARS = 200
 
@@ -72,12 +73,14 @@ class Pegasus:
         else:
             self.store = open_store(self.settings.store_url(), self.settings)
         self.rule = rule
+        self.used = UsedNotes(self.store)  # written after the recalls that noted them
         self._embedder = embedder
         self._ordinariness: Ordinariness | None = None
         self._recallers: dict[RecallSettings, Recaller] = {}
         self._lock = threading.Lock()
 
     def close(self) -> None:
+        self.used.close()
         self.store.close()
 
     def __enter__(self) -> Pegasus:
@@ -209,6 +212,7 @@ class Memory:
         return self.import_graph(graph, index=index)
 
     def export(self) -> Graph:
+        self.core.used.flush()
         return self.store.export(self.user)
 
     def export_json(self) -> str:
@@ -247,16 +251,26 @@ class Memory:
     ) -> RecallResult:
         """What to inject for ``message``. Never changes the graph: with a
         conversation id, the edges it injected are noted on that conversation's
-        record and reinforced once when it closes."""
-        result = self.recaller(settings).recall(self.user, message, now)
-        if conversation_id and result.used_edges:
-            self.store.apply(self.user, Changes(used={conversation_id: result.used_edges}))
+        record, after the answer (:mod:`pegasus.write.used`), and reinforced once
+        when it closes. A message over ``PEGASUS_MAX_MESSAGE_CHARS`` is refused."""
+        limit = self.settings.max_message_chars
+        if len(message) > limit:
+            raise TooLargeError(f"the message has {len(message):,} characters, over the "
+                                f"limit of {limit:,} (PEGASUS_MAX_MESSAGE_CHARS)")  # fmt: skip
+        result = self.recaller(settings).recall(self.user, no_lone_surrogates(message), now)
+        self.note_used(conversation_id, result.used_edges)
         return result
+
+    def note_used(self, conversation_id: str | None, edge_ids: list[str]) -> None:
+        """Edges a recall put before the model in this conversation (queued)."""
+        if conversation_id and edge_ids:
+            self.core.used.note(self.user, conversation_id, edge_ids)
 
     def close_conversation(self, conversation_id: str, now: datetime | None = None) -> int:
         """Reinforce the edges recall used in this conversation, once, in the same
         transaction that takes them off the record. Returns how many."""
         now = now or utcnow()
+        self.core.used.flush()
         record = self.store.get_conversation(self.user, conversation_id)
         if record is None:
             raise NotFoundError(f"no conversation {conversation_id!r} for user {self.user!r}")
@@ -286,9 +300,13 @@ class Memory:
     ) -> IngestReport:
         """A finished conversation through the write path. Safe to repeat: what is
         already in the graph is skipped, and an interrupted run resumes. Ends by
-        reinforcing what recall used in that conversation."""
-        if not isinstance(transcript, Transcript):
-            transcript = read_transcript(transcript, conversation_id)
+        reinforcing what recall used in that conversation. A transcript over
+        ``PEGASUS_MAX_TRANSCRIPT_CHARS`` is refused."""
+        limit = self.settings.max_transcript_chars
+        if isinstance(transcript, Transcript):
+            within_limit(transcript, limit)
+        else:
+            transcript = read_transcript(transcript, conversation_id, limit)
         if llm is None and self.settings.llm_base_url:
             llm = LLM(LLMConfig.from_settings(self.settings))
         ingestor = Ingestor(
@@ -302,6 +320,7 @@ class Memory:
             rule=self.rule,
         )
         report = ingestor.ingest(transcript, now)
+        self.core.used.flush()
         record = self.store.get_conversation(self.user, transcript.id)
         if record is not None and record.used_edges:
             report.reinforced += record.used_edges
@@ -377,6 +396,7 @@ class Memory:
         """Apply a plan of :meth:`plan_forget` in one transaction."""
         # A deleted node takes its claims with it, and their keys must go too.
         gone = set(plan.edges)
+        self.core.used.flush()  # a note after the forget would bring the record back
         if plan.nodes:
             gone |= {edge.id for edge in self.store.edges_touching(self.user, plan.nodes)}
         self.store.apply(

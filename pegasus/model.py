@@ -79,6 +79,16 @@ CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def no_lone_surrogates(value: str) -> str:
+    """``value`` if it is text: a request field or a message with a lone surrogate
+    is refused (a transcript's words have them replaced, see :func:`clean_text`)."""
+    found = LONE_SURROGATE.search(value)
+    if found:
+        raise ValidationError(f"not text: a lone surrogate (U+{ord(found.group()):04X}) at "
+                              f"character {found.start() + 1}")  # fmt: skip
+    return value
+
+
 def clean_text(value: str) -> str:
     # NFC keeps visually equal names equal; stray control characters never belong in a name.
     text = LONE_SURROGATE.sub("\ufffd", value)

@@ -1,63 +1,72 @@
 """The memory service: one long-lived process holding the store, the embedding model
 and the recall reference, answering a JSON HTTP API (by default on 127.0.0.1).
 
-Every call names its user. Errors are the Pegasus error tree mapped to HTTP statuses
-(``PegasusError.http_status``) with one line of JSON, ``{"error": "..."}``: a store
-that cannot be reached is a 503 for as long as it lasts, and the next call after it
-comes back succeeds. Ingest answers at once with a job (:mod:`pegasus.jobs`)."""
+Every call names its user. Only this machine's clients get in (:mod:`pegasus.guard`).
+Errors are the Pegasus error tree mapped to HTTP statuses (``PegasusError.http_status``)
+with one line of JSON, ``{"error": "..."}``, whatever went wrong. A request waits on the
+store for ``PEGASUS_REQUEST_DEADLINE`` at most: a store that cannot be reached is a 503
+at once for as long as it lasts, and the next call after it comes back succeeds.
+Ingest answers at once with a job (:mod:`pegasus.jobs`); the edges a recall used are
+noted after it answers (:mod:`pegasus.write.used`)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
+from starlette.exceptions import HTTPException
 
 from pegasus.client import store_key
-from pegasus.errors import AuthError, NotFoundError, PegasusError, ValidationError
+from pegasus.errors import NotFoundError, PegasusError, ValidationError
+from pegasus.guard import Guard, check_exposure
 from pegasus.integrations.hooks import PROMPT_PATH, as_context, prompt_of
 from pegasus.interchange import dump_graph
 from pegasus.jobs import IngestQueue, Job
 from pegasus.llm import LLM
 from pegasus.memory import Memory, Pegasus
+from pegasus.model import no_lone_surrogates
+from pegasus.paths import DEFAULT_HOST
 from pegasus.recall.engine import RecallResult
 from pegasus.recall.presets import PRESETS
 from pegasus.recall_workers import RecallWorkers
 from pegasus.results import Description
-from pegasus.stores import Stats
+from pegasus.stores import Stats, within
 from pegasus.write.forget import Forgetting
+
+Text = Annotated[str, AfterValidator(no_lone_surrogates)]
 
 
 class RecallRequest(BaseModel):
-    user: str | None = None  # the service's own default owner when left out
-    message: str
-    conversation_id: str | None = None  # the edges used are noted, reinforced on close
+    user: Text | None = None  # the service's own default owner when left out
+    message: Text
+    conversation_id: Text | None = None  # the edges used are noted, reinforced on close
     now: datetime | None = None
     preset: str = "default"
 
 
 class IngestRequest(BaseModel):
-    user: str
+    user: Text
     transcript: Any = Field(description="[{role, content}] or {id, started_at, turns}")
-    conversation_id: str | None = None
+    conversation_id: Text | None = None
     now: datetime | None = None
 
 
 class CloseRequest(BaseModel):
-    user: str | None = None
-    conversation_id: str
+    user: Text | None = None
+    conversation_id: Text
     now: datetime | None = None
 
 
 class ForgetRequest(BaseModel):
-    user: str
-    node: str | None = None
-    edge: str | None = None
-    conversation: str | None = None
+    user: Text
+    node: Text | None = None
+    edge: Text | None = None
+    conversation: Text | None = None
 
 
 class Closed(BaseModel):
@@ -70,11 +79,15 @@ def create_app(
     llm: LLM | None = None,
     jobs_folder: Path | None = None,
     workers: RecallWorkers | None = None,
+    host: str = DEFAULT_HOST,
 ) -> FastAPI:
-    """The API over ``core``. With ``token``, requests without ``Authorization: Bearer
-    <token>`` are refused; ``llm`` replaces the configured model (tests, the demo).
-    With ``jobs_folder``, ingest jobs are kept there until done, and those left by an
-    earlier run are resumed now. With ``workers``, they answer the recalls."""
+    """The API over ``core``, behind :class:`pegasus.guard.Guard` for ``host``: with
+    ``token``, requests without ``Authorization: Bearer <token>`` are refused; ``llm``
+    replaces the configured model (tests, the demo). With ``jobs_folder``, ingest
+    jobs are kept there until done, and those left by an earlier run are resumed now.
+    With ``workers``, they answer the recalls."""
+    settings = core.settings
+    check_exposure(host, token)
     app = FastAPI(title="Pegasus memory", summary="Long-term memory for LLM assistants.")
     if workers is None:
         core.warm()
@@ -83,13 +96,17 @@ def create_app(
     app.state.ingests = ingests = IngestQueue(core, jobs_folder, llm)
     ingests.resume()
 
-    def authorised(authorization: str | None = Header(default=None)) -> None:
-        if token is not None and authorization != f"Bearer {token}":
-            raise AuthError("a bearer token is required (PEGASUS_TOKEN)")
-
     @app.exception_handler(PegasusError)
     def pegasus_error(_: Request, exc: PegasusError) -> JSONResponse:
         return JSONResponse({"error": str(exc)}, status_code=exc.http_status)
+
+    @app.exception_handler(HTTPException)
+    def http_error(_: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code)
+
+    @app.exception_handler(Exception)
+    def unexpected(_: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"error": f"{type(exc).__name__}: {exc}"}, status_code=500)
 
     @app.exception_handler(RequestValidationError)
     def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -102,29 +119,46 @@ def create_app(
         message = str(first.get("msg", "bad request")).removeprefix("Value error, ")
         return JSONResponse({"error": f"{where or 'body'}: {message}"}, status_code=400)
 
-    guarded = [Depends(authorised)]
-    held = store_key(core.settings.store_url())
+    # What a recall body can hold: the longest message, each character as a JSON escape.
+    recall_bytes = 12 * settings.max_message_chars + 2**16
+    app.add_middleware(
+        Guard, host=host, token=token, max_body=int(settings.max_body_mb * 2**20),
+        allowed_hosts=settings.allowed_hosts,
+        limits={"/recall": recall_bytes, PROMPT_PATH: recall_bytes},
+    )  # fmt: skip
+    app.add_middleware(Deadline, seconds=settings.request_deadline)
+    held = store_key(settings.store_url())
 
     def memory_of(user: str | None) -> Memory:
-        return core.for_user(core.settings.user if user is None else user)
+        return core.for_user(settings.user if user is None else user)
 
     def recalled(
         memory: Memory, message: str, conversation_id: str | None = None,
         now: datetime | None = None, preset: str = "default",
     ) -> RecallResult:  # fmt: skip
-        settings = PRESETS[preset]
+        recall_settings = PRESETS[preset]
         if workers is None:
-            return memory.recall(message, conversation_id, now, settings)
-        return workers.recall(memory.user, message, conversation_id, now, settings)
+            return memory.recall(message, conversation_id, now, recall_settings)
+        if len(message) > settings.max_message_chars:
+            memory.recall(message)  # refused there, as in this process
+        result = workers.recall(memory.user, message, None, now, recall_settings)
+        memory.note_used(conversation_id, result.used_edges)
+        return result
 
-    @app.get("/health", dependencies=guarded)
+    def owned_job(user: str, job_id: str) -> Job:
+        job = ingests.get(job_id)
+        if job is None or job.user != core.for_user(user).user:
+            raise NotFoundError(f"no job {job_id!r} for user {user!r}")
+        return job
+
+    @app.get("/health")
     def health() -> dict[str, Any]:
         """The store answers (else 503), and the sessions not learned yet, with why."""
         core.store.get_self(core.settings.user)
         return {"ok": True, "store": type(core.store).__name__, "store_key": held,
                 "jobs": ingests.counts(), "not_learned": ingests.problems()}  # fmt: skip
 
-    @app.post("/recall", dependencies=guarded, response_model=RecallResult)
+    @app.post("/recall", response_model=RecallResult)
     def recall(body: RecallRequest) -> Response:
         if body.preset not in PRESETS:
             raise ValidationError(f"unknown preset {body.preset!r}: one of {', '.join(PRESETS)}")
@@ -133,7 +167,7 @@ def create_app(
         # Serialised once, here: returned as a model, it would be validated again first.
         return Response(result.model_dump_json(), media_type="application/json")
 
-    @app.post(PROMPT_PATH, dependencies=guarded)
+    @app.post(PROMPT_PATH)
     def prompt_posted(payload: dict[str, Any], user: str | None = None) -> dict[str, Any]:
         """Claude Code's UserPromptSubmit hook posted as it comes (an HTTP hook): the
         recall block as the context it adds, or nothing to add."""
@@ -144,53 +178,62 @@ def create_app(
         result = recalled(memory_of(user), prompt, session if isinstance(session, str) else None)
         return as_context(result.text) if result.text else {}
 
-    @app.post("/ingest", status_code=202, dependencies=guarded)
+    @app.post("/ingest", status_code=202)
     def ingest(body: IngestRequest) -> Job:
         user = core.for_user(body.user).user  # an invalid owner is refused here
         return ingests.submit(user, body.transcript, body.conversation_id, body.now)
 
-    @app.get("/jobs", dependencies=guarded)
+    @app.get("/jobs")
     def jobs(user: str | None = None) -> list[Job]:
         return ingests.listed(user)
 
-    @app.get("/jobs/{job_id}", dependencies=guarded)
-    def job_status(job_id: str) -> Job:
-        job = ingests.get(job_id)
-        if job is None:
-            raise NotFoundError(f"no job {job_id!r}")
-        return job
+    @app.get("/jobs/{job_id}")
+    def job_status(job_id: str, user: str) -> Job:
+        return owned_job(user, job_id)
 
-    @app.post("/jobs/{job_id}/retry", dependencies=guarded)
-    def job_retry(job_id: str) -> Job:
-        return ingests.retry(job_id)
+    @app.post("/jobs/{job_id}/retry")
+    def job_retry(job_id: str, user: str) -> Job:
+        return ingests.retry(owned_job(user, job_id).id)
 
-    @app.delete("/jobs/{job_id}", dependencies=guarded)
-    def job_drop(job_id: str) -> Job:
-        return ingests.drop(job_id)
+    @app.delete("/jobs/{job_id}")
+    def job_drop(job_id: str, user: str) -> Job:
+        return ingests.drop(owned_job(user, job_id).id)
 
-    @app.post("/close", dependencies=guarded)
+    @app.post("/close")
     def close(body: CloseRequest) -> Closed:
         count = memory_of(body.user).close_conversation(body.conversation_id, body.now)
         return Closed(reinforced=count)
 
-    @app.post("/forget", dependencies=guarded)
+    @app.post("/forget")
     def forget(body: ForgetRequest) -> Forgetting:
         memory = core.for_user(body.user)
         plan = memory.plan_forget(body.node, body.edge, body.conversation)
         memory.forget(plan)
         return plan
 
-    @app.get("/show", dependencies=guarded)
+    @app.get("/show")
     def show(user: str, name: str) -> list[Description]:
         return core.for_user(user).describe(name)
 
-    @app.get("/stats", dependencies=guarded)
+    @app.get("/stats")
     def stats(user: str) -> Stats:
         return core.for_user(user).stats()
 
-    @app.get("/export", dependencies=guarded)
+    @app.get("/export")
     def export(user: str) -> Response:
         text = dump_graph(core.for_user(user).export())
         return Response(text, media_type="application/json")
 
     return app
+
+
+class Deadline:
+    """ASGI middleware: the store calls a request makes wait ``seconds`` at most
+    (:func:`pegasus.stores.within`); the work it hands to threads inherits it."""
+
+    def __init__(self, app: Any, seconds: float) -> None:
+        self.app, self.seconds = app, seconds
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        with within(self.seconds):
+            await self.app(scope, receive, send)

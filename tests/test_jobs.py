@@ -5,6 +5,7 @@ service's API and ``pegasus jobs``; a failed job stays until told otherwise."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 
 import pytest
@@ -41,7 +42,8 @@ def no_model(monkeypatch):
 
 
 def state(client: TestClient, job_id: str) -> dict:
-    return client.get(f"/jobs/{job_id}").json()
+    listed = {job["id"]: job for job in client.get("/jobs").json()}
+    return client.get(f"/jobs/{job_id}", params={"user": listed[job_id]["user"]}).json()
 
 
 def settled(client: TestClient, job_id: str, wanted: str) -> dict:
@@ -53,7 +55,7 @@ def test_without_a_model_a_session_waits_on_disk_and_is_learned_once_one_is_set(
     core, tmp_path, no_model, monkeypatch, serve
 ) -> None:
     folder = tmp_path / "jobs"
-    with TestClient(create_app(core, jobs_folder=folder)) as client:
+    with TestClient(create_app(core, jobs_folder=folder), base_url="http://127.0.0.1") as client:
         accepted = client.post("/ingest", json={"user": "ana", "transcript": TRANSCRIPT})
         assert accepted.status_code == 202
         job = accepted.json()
@@ -67,7 +69,7 @@ def test_without_a_model_a_session_waits_on_disk_and_is_learned_once_one_is_set(
         model = serve(sequence(EXTRACTION))
         monkeypatch.setenv("PEGASUS_LLM_BASE_URL", model.base_url)
         monkeypatch.setenv("PEGASUS_LLM_MODEL", "scripted")
-        retried = client.post(f"/jobs/{job['id']}/retry")
+        retried = client.post(f"/jobs/{job['id']}/retry", params={"user": job["user"]})
         assert retried.status_code == 200 and retried.json()["state"] != "waiting"
         done = settled(client, job["id"], "done")
         assert done["report"]["relations_added"] and done["waiting_for"] is None
@@ -83,6 +85,25 @@ def test_a_model_that_is_down_is_tried_again_until_it_answers(core, tmp_path, se
     assert wait_for(lambda: job.state == "done", 120), job
     assert job.tries > 1 and job.error is None
     assert core.for_user("ana").find("Ana")
+
+
+def test_a_busy_store_is_tried_again_while_the_service_runs(
+    core, tmp_path, serve, monkeypatch
+) -> None:
+    """Another process holds the write lock longer than a write waits: the job waits
+    with the store's reason, and is learned once the lock is let go, without a restart."""
+    monkeypatch.setattr("pegasus.stores.sqlite.BUSY_SECONDS", 0.2)
+    other = sqlite3.connect(tmp_path / "memory.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    ingests = IngestQueue(core, tmp_path / "jobs", llm_for(serve(sequence(EXTRACTION))),
+                          first_pause=0.3)  # fmt: skip
+    job = ingests.submit("ana", TRANSCRIPT)
+    assert wait_for(lambda: job.state == "waiting", 60), job
+    assert "busy" in job.waiting_for and job.next_try is not None
+    assert ingests.problems() == [job.waiting_for]
+    other.execute("ROLLBACK")
+    assert wait_for(lambda: job.state == "done", 60), job
+    assert job.tries > 1 and core.for_user("ana").find("Ana")
 
 
 def test_a_model_answering_garbage_never_loses_the_session(core, tmp_path, serve) -> None:
@@ -129,7 +150,9 @@ def test_jobs_are_listed_retried_and_dropped_from_the_command_line(
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     from pegasus.paths import jobs_dir
 
-    with TestClient(create_app(core, jobs_folder=jobs_dir())) as client:
+    with TestClient(
+        create_app(core, jobs_folder=jobs_dir()), base_url="http://127.0.0.1"
+    ) as client:
         job = client.post("/ingest", json={"user": "ana", "transcript": TRANSCRIPT}).json()
     # No service runs now: the command reads the folder.
     listed = run_cli(capsys, "jobs")

@@ -61,7 +61,7 @@ def sample_store(tmp_path: Path) -> str:
 
 
 def test_serve_answers_and_stops_cleanly(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("PEGASUS_TOKEN", "t0ken")
+    monkeypatch.setenv("PEGASUS_TOKEN", "t0ken-long-enough-4tests")
     port = free_port()
     process = serve_process(sample_store(tmp_path), port)
     try:
@@ -70,7 +70,7 @@ def test_serve_answers_and_stops_cleanly(tmp_path, monkeypatch) -> None:
         store = f"sqlite:{tmp_path / 'served.db'}"
         said = {"url": url, "pid": process.pid, "store": store}
         assert json.loads(service_file().read_text()) == said
-        auth = {"Authorization": "Bearer t0ken"}
+        auth = {"Authorization": "Bearer t0ken-long-enough-4tests"}
         assert httpx.get(f"{url}/health", headers=auth).json()["ok"] is True
         stats = httpx.get(f"{url}/stats", params={"user": "u"}, headers=auth).json()
         assert stats["nodes"] == 0
@@ -92,7 +92,7 @@ def test_serve_answers_and_stops_cleanly(tmp_path, monkeypatch) -> None:
         output = process.communicate(timeout=60)[0]
     assert process.returncode == 0, output
     assert not service_file().exists()
-    assert os.environ["PEGASUS_TOKEN"] == "t0ken"
+    assert os.environ["PEGASUS_TOKEN"] == "t0ken-long-enough-4tests"
 
 
 def test_a_second_service_is_refused_and_the_first_goes_on(tmp_path) -> None:

@@ -26,8 +26,10 @@ def client(store: Store, users, serve) -> TestClient:
     core = Pegasus(store)
     core.for_user(users[0]).import_file(SEED_GRAPH)
     llm = llm_for(serve(by_round(recorded_rounds(RECORDING))))  # the recorded extraction
-    with TestClient(create_app(core, token="s3cret", llm=llm)) as client:
-        client.headers["Authorization"] = "Bearer s3cret"
+    with TestClient(
+        create_app(core, token="s3cret-token-for-tests", llm=llm), base_url="http://127.0.0.1"
+    ) as client:
+        client.headers["Authorization"] = "Bearer s3cret-token-for-tests"
         yield client
 
 
@@ -57,7 +59,7 @@ def test_ingest_is_a_job(client: TestClient, users) -> None:
     assert started.status_code == 202
     job = started.json()
     for _ in range(600):
-        job = client.get(f"/jobs/{job['id']}").json()
+        job = client.get(f"/jobs/{job['id']}", params={"user": users[1]}).json()
         if job["state"] in ("done", "failed"):
             break
         time.sleep(0.1)
@@ -94,17 +96,19 @@ def test_the_token_is_required(client: TestClient, users) -> None:
     refused = client.get("/health", headers={"Authorization": "Bearer wrong"})
     assert refused.status_code == 401 and "token" in refused.json()["error"]
     assert client.get("/openapi.json").json()["info"]["title"] == "Pegasus memory"
-    assert client.get("/jobs/none").status_code == 404
+    assert client.get("/jobs/none", params={"user": users[0]}).status_code == 404
 
 
 def test_claude_codes_http_hook_gets_the_block(client: TestClient, users) -> None:
     alice, bob = users
     # The hook as `pegasus hooks install claude-code` writes it, sent as Claude Code
     # sends it: the hook's JSON as the body, the token put into the header it names.
-    hook = prompt_hook("http://testserver/", alice)
+    hook = prompt_hook("http://127.0.0.1/", alice)
     target = urlsplit(hook["url"])
     path = f"{target.path}?{target.query}"
-    token = {k: v.replace("$PEGASUS_TOKEN", "s3cret") for k, v in hook["headers"].items()}
+    token = {
+        k: v.replace("$PEGASUS_TOKEN", "s3cret-token-for-tests") for k, v in hook["headers"].items()
+    }
     payload = {"session_id": "s1", "transcript_path": "/tmp/s1.jsonl", "cwd": "/tmp",
                "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
                "prompt": QUESTION}  # fmt: skip

@@ -4,6 +4,7 @@ through the running service, else read from the jobs folder (see :mod:`pegasus.j
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any
 
 import typer
@@ -18,6 +19,8 @@ JobId = Annotated[str, typer.Argument(help="The job's id (pegasus jobs lists the
 def _kept(job_id: str) -> Any:
     from pegasus.paths import jobs_dir
 
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", job_id):  # never a path outside the folder
+        raise NotFoundError(f"no job {job_id!r}: a job id is letters and digits")
     path = jobs_dir() / f"{job_id}.json"
     if not path.exists():
         raise NotFoundError(f"no job {job_id!r} in {path.parent}")
@@ -50,7 +53,7 @@ def _list(user: str | None, as_json: bool) -> None:
         found = [job for job in kept_jobs() if user is None or job["user"] == user]
         where = "no memory service runs: jobs run when `pegasus serve` starts"
     else:
-        keys = ("id", "user", "conversation_id", "state")
+        keys = ("id", "user", "conversation_id", "state", "tries", "next_try")
         found = [{key: job[key] for key in keys} | {"why": job["waiting_for"] or job["error"]}
                  for job in answer]  # fmt: skip
         where = f"from the memory service at {url}"
@@ -60,16 +63,26 @@ def _list(user: str | None, as_json: bool) -> None:
     typer.echo(f"{len(found)} jobs ({where})")
     for job in found:
         why = f": {job['why']}" if job["why"] else ""
+        if job.get("next_try"):  # the service tries it again by itself
+            why += f" (tried {job['tries']} times; next try at {job['next_try'][:19]}Z)"
         typer.echo(f"  {job['id']}  {job['state']}  {job['user']}/{job['conversation_id']}{why}")
 
 
+def _owner(ctx: typer.Context) -> dict[str, str]:
+    """The owner whose job it is (--user, else the default owner): the service keeps
+    each owner's jobs apart."""
+    from pegasus.config import load_settings
+
+    return {"user": ctx.obj.user or load_settings().user}
+
+
 @jobs.command()
-def retry(job_id: JobId) -> None:
+def retry(ctx: typer.Context, job_id: JobId) -> None:
     """Run a waiting or failed job again now (without a service: at its next start)."""
     from pegasus.client import call, queue_ingest, service_url
 
     url = service_url()
-    answer = call(url, f"/jobs/{job_id}/retry", {}) if url else None
+    answer = call(url, f"/jobs/{job_id}/retry", {}, query=_owner(ctx)) if url else None
     if answer is not None:
         typer.echo(f"job {job_id} is {answer['state']}")
         return
@@ -82,6 +95,7 @@ def retry(job_id: JobId) -> None:
 
 @jobs.command()
 def drop(
+    ctx: typer.Context,
     job_id: JobId,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask first.")] = False,
 ) -> None:
@@ -91,7 +105,8 @@ def drop(
     if not yes:
         typer.confirm(f"drop job {job_id}? its session will not be learned", abort=True)
     url = service_url()
-    if url is not None and call(url, f"/jobs/{job_id}", method="DELETE") is not None:
+    dropped = url and call(url, f"/jobs/{job_id}", query=_owner(ctx), method="DELETE")
+    if dropped is not None:
         typer.echo(f"dropped job {job_id}")
         return
     _kept(job_id).unlink()

@@ -37,20 +37,22 @@ def serve(
     ] = 0,
 ) -> None:
     """Run the memory service: one process holding the store, the embedding model and the
-    recall reference, answering a JSON HTTP API (OpenAPI at /docs). Requests need
-    PEGASUS_TOKEN as a bearer token when it is set. Stops cleanly on SIGTERM or Ctrl-C."""
+    recall reference, answering a JSON HTTP API (OpenAPI at /docs). Only this
+    machine's clients get in: requests need PEGASUS_TOKEN as a bearer token when it is
+    set, and it must be set for a --host beyond this machine. Stops cleanly on SIGTERM
+    or Ctrl-C."""
     import uvicorn
     from threadpoolctl import threadpool_limits
 
     from pegasus.config import load_settings, service_file
+    from pegasus.guard import check_exposure
     from pegasus.memory import Pegasus
     from pegasus.paths import jobs_dir
     from pegasus.recall_workers import RecallWorkers
     from pegasus.service import create_app
     from pegasus.time.scheduler import parse_clock, start_daily
 
-    if host not in ("127.0.0.1", "localhost", "::1") and not load_settings().token:
-        raise ValidationError(f"--host {host} reaches beyond this machine: set PEGASUS_TOKEN")
+    check_exposure(host, load_settings().token)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     # Requests are served side by side, a thread each: numpy's products splitting
     # themselves across the same cores only made the requests wait on each other
@@ -68,7 +70,8 @@ def serve(
     # The model loads before the service says where it is: a client that finds it
     # never waits for the first recall.
     workers = RecallWorkers(store_url, recall_workers) if recall_workers else None
-    app = create_app(core, token=core.settings.token, jobs_folder=jobs_dir(), workers=workers)
+    app = create_app(core, token=core.settings.token, jobs_folder=jobs_dir(), workers=workers,
+                     host=host)  # fmt: skip
     discovery = service_file()
     address = f"[{host}]" if ":" in host else host  # an IPv6 address is bracketed in a URL
     discovery.write_text(json.dumps({"url": f"http://{address}:{port}", "pid": os.getpid(),

@@ -9,8 +9,11 @@ from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 
+from pegasus.config import Settings
 from pegasus.errors import PegasusError
+from pegasus.guard import Guard
 from pegasus.integrations.backend import Backend
 
 Tool = TypeVar("Tool", bound=Callable[..., Any])
@@ -105,3 +108,16 @@ def build_server(backend: Backend) -> MCPServer:
         return backend.stats()
 
     return server
+
+
+def http_app(server: MCPServer, host: str, settings: Settings) -> Guard:
+    """The streamable HTTP app behind the memory service's door (:mod:`pegasus.guard`):
+    this machine's names only, the token, the body limit."""
+    max_body = int(settings.max_body_mb * 2**20)
+    # The guard checks the Host, one rule with the service's; the SDK's own check
+    # would refuse a Host without a port.
+    same_door = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = server.streamable_http_app(host=host, max_request_body_size=max_body,
+                                     transport_security=same_door)  # fmt: skip
+    return Guard(app, host=host, token=settings.token, max_body=max_body,
+                 allowed_hosts=settings.allowed_hosts)  # fmt: skip

@@ -3,6 +3,7 @@ budget -> block. Never writes to the graph; the caller logs ``used_edges``."""
 
 from __future__ import annotations
 
+import contextvars
 import re
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -201,13 +202,14 @@ class Recaller:
 
     def _beside(self, user: str, looked: object, work: Callable[[], T]) -> Future[T]:
         """``work`` started on a thread of ``BESIDE``, sharing the recall's look at the
-        owner's state (``Store.reading``): one round trip to Neo4j, not one a thread."""
+        owner's state (``Store.reading``): one round trip to Neo4j, not one a thread,
+        and the recall's context (a request's store deadline)."""
 
         def joined() -> T:
             with self.store.reading(user, looked):
                 return work()
 
-        return BESIDE.submit(joined)
+        return BESIDE.submit(contextvars.copy_context().run, joined)
 
     def _reached(
         self, user: str, message: str, now: datetime, trace: Trace,

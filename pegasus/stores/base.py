@@ -21,6 +21,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 
@@ -55,6 +56,28 @@ MAX_HOPS = 2
 # A word held by more claims than this singles out none of them, and ranking every
 # claim that holds it is most of a word search's cost: stores may leave it out.
 COMMON_IN_CLAIMS = 2_000
+
+
+# Seconds the work of this context may wait on the store (a service's request), or
+# None: each store's own patience (an ingest job, a command).
+_DEADLINE: ContextVar[float | None] = ContextVar("store_deadline", default=None)
+
+
+@contextmanager
+def within(seconds: float | None) -> Iterator[None]:
+    """Store calls made in this context (and the threads it hands work to) give up
+    after ``seconds`` of waiting for a busy or absent store, with a StoreError."""
+    token = _DEADLINE.set(seconds)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def patience(own: float) -> float:
+    """How long a store call may wait now: its own patience, or less inside :func:`within`."""
+    deadline = _DEADLINE.get()
+    return own if deadline is None else min(own, deadline)
 
 
 @dataclass

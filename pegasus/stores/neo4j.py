@@ -35,7 +35,7 @@ from neo4j.time import DateTime
 from tenacity import (
     Retrying,
     retry_if_exception,
-    stop_after_delay,
+    stop_before_delay,
     wait_exponential,
     wait_random,
 )
@@ -66,6 +66,7 @@ from pegasus.stores.base import (
     Store,
     check_hops,
     checked,
+    patience,
 )
 from pegasus.stores.graph_copy import GraphCopy, HeldGraphs
 from pegasus.stores.vectors import SCAN_FROM, KeyVectors
@@ -254,6 +255,9 @@ def _batches(rows: Sequence[Any], size: int = WRITE_BATCH) -> Iterable[Sequence[
         yield rows[start : start + size]
 
 
+CONNECT_SECONDS = 5.0
+
+
 class Neo4jStore(Store):
     """A store in a Neo4j 5.26+ database reached over Bolt."""
 
@@ -288,6 +292,9 @@ class Neo4jStore(Store):
                 auth=auth,
                 notifications_min_severity="OFF",
                 max_transaction_retry_time=retry_seconds,
+                # A server that does not answer a connection is down: say so in
+                # seconds (a local one that is down refuses at once).
+                connection_timeout=CONNECT_SECONDS,
             )
             self._driver.verify_connectivity()
         except (ServiceUnavailable, OSError, ValueError, Neo4jError) as exc:
@@ -317,10 +324,14 @@ class Neo4jStore(Store):
     def _session(self, access: str = neo4j.WRITE_ACCESS) -> neo4j.Session:
         # Sessions share the driver's bookmarks: on a cluster, a read sent to another
         # member waits until it holds this process's last write.
+        # Inside a request's deadline, no more waiting for a connection or retrying.
+        wait = patience(self.retry_seconds)
         return self._driver.session(
             database=self.database,
             bookmark_manager=self._driver.execute_query_bookmark_manager,
             default_access_mode=access,
+            max_transaction_retry_time=wait,
+            connection_acquisition_timeout=max(wait, 0.1),
         )
 
     def _retried(self, work: Callable[[], list[Any]]) -> list[Any]:
@@ -328,7 +339,8 @@ class Neo4jStore(Store):
         managed transaction; its error as a :class:`StoreError` when it will not."""
         retrying = Retrying(
             retry=retry_if_exception(_retryable),
-            stop=stop_after_delay(self.retry_seconds),
+            # No try that would start past the patience (a request's deadline).
+            stop=stop_before_delay(patience(self.retry_seconds)),
             # Jitter keeps a service's threads from retrying in step during a failover.
             wait=wait_exponential(multiplier=0.5, max=4) + wait_random(0, 0.5),
             reraise=True,
@@ -362,12 +374,20 @@ class Neo4jStore(Store):
 
         def run() -> list[Any]:
             with self._session(neo4j.READ_ACCESS) as session:
-                return [keep(record) for record in session.run(query, params)]
+                return [keep(record) for record in session.run(self._bounded(query), params)]
 
         return self._retried(run)
 
+    def _bounded(self, query: str) -> str | neo4j.Query:
+        """``query``, ended by the server at a request's deadline (a lock held elsewhere)."""
+        wait = patience(self.retry_seconds)
+        return neo4j.Query(query, timeout=wait) if wait < self.retry_seconds else query
+
     def _write(self, work: Any) -> None:
         """Run ``work(tx)`` in one transaction: all of it lands, or none."""
+        wait = patience(self.retry_seconds)
+        if wait < self.retry_seconds:  # a request's: a lock held elsewhere ends it too
+            work = neo4j.unit_of_work(timeout=wait)(work)
         try:
             with self._session() as session:
                 session.execute_write(work)

@@ -8,6 +8,7 @@ itself is :mod:`pegasus.time.decay`'s, registered as an SQL function.
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import threading
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from pegasus.config import Settings, data_dir
-from pegasus.errors import ConfigError, StoreError, ValidationError
+from pegasus.errors import ConfigError, DiskFullError, StoreError, ValidationError
 from pegasus.interchange import Graph
 from pegasus.model import (
     Conversation,
@@ -30,6 +31,7 @@ from pegasus.model import (
     check_relation,
     name_key,
 )
+from pegasus.paths import sqlite_file
 from pegasus.stores.base import (
     CARDINALITIES,
     COMMON_IN_CLAIMS,
@@ -40,6 +42,7 @@ from pegasus.stores.base import (
     Stats,
     Store,
     checked,
+    patience,
     walk,
 )
 from pegasus.stores.graph_copy import GraphCopy, HeldGraphs
@@ -292,19 +295,6 @@ def _edge_from(row: sqlite3.Row) -> Edge:
     )  # fmt: skip
 
 
-def file_of(url: str) -> str:
-    """The file a ``sqlite:`` URL names, as in SQLAlchemy: sqlite:///relative.db,
-    sqlite:////absolute.db, sqlite:///:memory: for a store that vanishes with the
-    process."""
-    path = url.removeprefix("sqlite://").removeprefix("/")
-    if not path:
-        raise ConfigError(
-            f"{url!r} names no file: use sqlite:///path/to/memory.db "
-            "(sqlite:///:memory: for a store that vanishes when the process ends)"
-        )
-    return path if path == ":memory:" else str(Path(path).expanduser())
-
-
 def _statements(script: str) -> list[str]:
     """A script's statements; a trigger's body holds semicolons of its own."""
     statements, pending = [], ""
@@ -349,7 +339,7 @@ class SQLiteStore(Store):
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> SQLiteStore:
-        path = file_of(url)
+        path = sqlite_file(url)
         if path != ":memory:":
             folder = Path(path).resolve().parent
             if folder == data_dir().resolve():
@@ -388,11 +378,17 @@ class SQLiteStore(Store):
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        wait = patience(BUSY_SECONDS)
+        if not self._lock.acquire(timeout=wait):
+            raise StoreError(f"SQLite store {self.path}: busy: this process kept writing "
+                             f"for over {wait:g} s; try again")  # fmt: skip
+        try:
             try:
+                # Inside a request's deadline, a write waits no longer for another's.
+                self._db.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
                 self._db.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                raise self._error(exc) from exc
+                raise self._error(exc, wait) from exc
             try:
                 yield self._db
                 self._db.execute("COMMIT")
@@ -401,19 +397,28 @@ class SQLiteStore(Store):
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
-                    raise self._error(exc) from exc
+                    raise self._error(exc, wait) from exc
                 raise
+        finally:
+            self._lock.release()
 
-    def _error(self, exc: sqlite3.Error) -> StoreError:
+    def _error(self, exc: sqlite3.Error, waited: float = BUSY_SECONDS) -> StoreError:
         """sqlite3's error as one line a person can act on."""
         text = str(exc)
         if "locked" in text or "busy" in text:
-            text = f"busy: another process kept writing for over {BUSY_SECONDS:g} s; try again"
-        elif "full" in text:
-            text = "the disk is full; nothing was written"
+            text = f"busy: another process kept writing for over {waited:g} s; try again"
+        elif "full" in text or ("disk I/O" in text and self._disk_full()):
+            return DiskFullError(f"SQLite store {self.path}: the disk is full; this change "
+                                 "was not written")  # fmt: skip
         elif "readonly" in text:
             text = "the file is read-only; nothing was written"
         return StoreError(f"SQLite store {self.path}: {text}")
+
+    def _disk_full(self) -> bool:
+        try:
+            return shutil.disk_usage(Path(self.path).resolve().parent).free < 2**20
+        except OSError:
+            return False
 
     def _reader(self) -> sqlite3.Connection:
         """This thread's reading connection (the one connection of a store in memory)."""

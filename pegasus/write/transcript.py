@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pegasus.errors import PegasusError, ValidationError
+from pegasus.errors import PegasusError, TooLargeError, ValidationError
 from pegasus.model import MAX_NAME_CHARS, aware, clean_name, clean_text
 
 ROLES = ("user", "assistant")
@@ -31,6 +31,9 @@ ROLE_NAMES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "
               "bot": "assistant", "model": "assistant", "chatbot": "assistant"}  # fmt: skip
 NOT_SPOKEN = frozenset({"system", "developer", "tool", "function", "ipython"})
 MAX_TURN_CHARS = 24_000  # what one extraction reads of user text
+# Bytes of JSON a character can take at most (a "\uXXXX" escape): a file larger than
+# this many times the limit cannot hold a transcript within it, and is not read.
+BYTES_PER_CHAR = 6
 
 
 @dataclass(frozen=True)
@@ -157,18 +160,42 @@ def parse_transcript(data: Any, conversation_id: str | None = None) -> Transcrip
 
 def split_long(text: str, limit: int = MAX_TURN_CHARS) -> list[str]:
     """``text`` in parts of at most ``limit`` characters, cut at the last paragraph,
-    line or sentence end that keeps a part at least half full."""
+    line or sentence end that keeps a part at least half full. Linear in the text:
+    each cut is looked for in one window, and the rest is never copied."""
     parts: list[str] = []
-    while len(text) > limit:
-        cut = max(text.rfind(mark, limit // 2, limit) for mark in ("\n\n", "\n", ". "))
-        cut = limit if cut < 0 else cut + 1
-        parts.append(text[:cut].strip())
-        text = text[cut:].strip()
-    return [*parts, text]
+    start, end = 0, len(text)
+    while True:
+        while start < end and text[start].isspace():
+            start += 1
+        if end - start <= limit:
+            break
+        window = start + limit
+        cut = max(text.rfind(mark, start + limit // 2, window) for mark in ("\n\n", "\n", ". "))
+        cut = window if cut < 0 else cut + 1
+        parts.append(text[start:cut].strip())
+        start = cut
+    return [*parts, text[start:end].strip()]
 
 
-def read_transcript(path: str | Path, conversation_id: str | None = None) -> Transcript:
+def within_limit(transcript: Transcript, limit: int) -> Transcript:
+    """``transcript``, unless its turns hold more than ``limit`` characters."""
+    size = sum(len(turn.content) for turn in transcript.turns)
+    if size > limit:
+        raise TooLargeError(f"the transcript holds {size:,} characters, over the limit of "
+                            f"{limit:,} (PEGASUS_MAX_TRANSCRIPT_CHARS)")  # fmt: skip
+    return transcript
+
+
+def read_transcript(
+    path: str | Path, conversation_id: str | None = None, max_chars: int | None = None
+) -> Transcript:
+    """The transcript in a JSON file; with ``max_chars``, one too large is refused,
+    a file too large to hold one within it before it is read."""
     try:
+        if max_chars is not None and Path(path).stat().st_size > BYTES_PER_CHAR * max_chars:
+            raise TooLargeError(f"{path}: {Path(path).stat().st_size:,} bytes, too large for "
+                                f"a transcript of {max_chars:,} characters at most "
+                                "(PEGASUS_MAX_TRANSCRIPT_CHARS)")  # fmt: skip
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PegasusError(f"cannot read {path}: {exc}") from exc
@@ -177,6 +204,7 @@ def read_transcript(path: str | Path, conversation_id: str | None = None) -> Tra
     except json.JSONDecodeError as exc:
         raise ValidationError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from exc
     try:
-        return parse_transcript(data, conversation_id)
+        parsed = parse_transcript(data, conversation_id)
     except ValidationError as exc:
         raise ValidationError(f"{path}: {exc}") from exc
+    return parsed if max_chars is None else within_limit(parsed, max_chars)

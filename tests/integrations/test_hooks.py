@@ -173,7 +173,7 @@ def test_the_prompt_command_posts_to_the_service_with_curl(tmp_path, monkeypatch
             assert "[MEMORY]" in context and "Joshua" in context
             quiet = run_in_shell(command, "How do I reverse a list in Python?", env)
             assert quiet.returncode == 0 and json.loads(quiet.stdout) == {}
-        with running_service(core, token="s3cret") as guarded:
+        with running_service(core, token="s3cret-token-for-tests") as guarded:
             # A token set after install: refused, and said so, never an error.
             refused = run_in_shell(installed_prompt_hook(tmp_path, guarded, user), "Joshua?", env)
             assert refused.returncode == 0 and refused.stdout == ""
@@ -184,7 +184,7 @@ def test_the_prompt_command_posts_to_the_service_with_curl(tmp_path, monkeypatch
     assert gone.stderr.startswith(f"pegasus: no memory from the service at {at}")
     # A token, or no curl: the prompt's hook is the hook command, which finds the
     # service itself and keeps the token out of the process list.
-    monkeypatch.setenv("PEGASUS_TOKEN", "s3cret")
+    monkeypatch.setenv("PEGASUS_TOKEN", "s3cret-token-for-tests")
     assert installed_prompt_hook(tmp_path, at, "ana").endswith(f"{MODULE} --user ana")
     monkeypatch.delenv("PEGASUS_TOKEN")
     monkeypatch.setattr(shutil, "which", lambda name: None)
