@@ -332,7 +332,7 @@ def summary(result: dict) -> None:
     attacks, lock, down = result["attacks"], result["write_lock"], result["outage"]
     print("attacks (status, then whether the attacker got what it wanted):")
     for each in attacks["list"]:
-        said = "SUCCEEDED" if each["succeeded"] else "failed"
+        said = "SUCCEEDED" if each["succeeded"] else "blocked"
         print(f"  {each['status']!s:>4} {said:9}  {each['attack']}")
     for each in attacks["checks"]:
         print(f"  {each['status']!s:>4} {'ok' if each['ok'] else 'NOT OK':9}  {each['check']}")

@@ -26,6 +26,7 @@ from pegasus.errors import StoreError
 from pegasus.memory import Pegasus
 from pegasus.recall.engine import RecallResult
 from pegasus.recall.presets import RecallSettings
+from pegasus.stores import deadline, within
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +60,11 @@ def _warm() -> None:
 
 def _recall(
     user: str, message: str, conversation_id: str | None, now: datetime | None,
-    settings: RecallSettings,
+    settings: RecallSettings, waits: float | None,
 ) -> RecallResult:  # fmt: skip
     assert _core is not None, "started by _start"
-    return _core.for_user(user).recall(message, conversation_id, now, settings)
+    with within(waits):  # the request's deadline, as in the service
+        return _core.for_user(user).recall(message, conversation_id, now, settings)
 
 
 class RecallWorkers:
@@ -97,7 +99,8 @@ class RecallWorkers:
     ) -> RecallResult:  # fmt: skip
         pool = self._pool
         try:
-            return pool.submit(_recall, user, message, conversation_id, now, settings).result()
+            asked = pool.submit(_recall, user, message, conversation_id, now, settings, deadline())
+            return asked.result()
         except BrokenProcessPool as exc:  # a helper died: this recall and those asked meanwhile
             with self._lock:
                 if self._pool is pool:

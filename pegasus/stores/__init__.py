@@ -12,9 +12,18 @@ from urllib.parse import urlparse
 
 from pegasus.config import Settings, load_settings
 from pegasus.errors import ConfigError
-from pegasus.stores.base import Changes, DecayReport, Stats, Store, within
+from pegasus.stores.base import Changes, DecayReport, Stats, Store, deadline, within
 
-__all__ = ["Changes", "DecayReport", "REGISTRY", "Stats", "Store", "open_store", "within"]
+__all__ = [
+    "Changes",
+    "DecayReport",
+    "REGISTRY",
+    "Stats",
+    "Store",
+    "deadline",
+    "open_store",
+    "within",
+]
 
 NEO4J = "pegasus.stores.neo4j:Neo4jStore"
 # URL scheme -> "module:class", imported only when a URL names it.

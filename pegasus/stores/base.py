@@ -74,6 +74,11 @@ def within(seconds: float | None) -> Iterator[None]:
         _DEADLINE.reset(token)
 
 
+def deadline() -> float | None:
+    """The deadline of this context (:func:`within`), to hand to another process."""
+    return _DEADLINE.get()
+
+
 def patience(own: float) -> float:
     """How long a store call may wait now: its own patience, or less inside :func:`within`."""
     deadline = _DEADLINE.get()
