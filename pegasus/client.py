@@ -39,15 +39,16 @@ def queue_ingest(job: dict[str, Any], folder: Path | None = None) -> Path:
     """Writes an ingest job (:func:`ingest_job`) where the service picks it up on its
     next start; written whole or not at all."""
     folder = folder or jobs_dir()
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{job['id']}.json"
     partial = path.with_suffix(f".{uuid.uuid4().hex[:8]}.partial")  # writers never share one
     try:
+        folder.mkdir(parents=True, exist_ok=True)
         partial.write_text(json.dumps(job), encoding="utf-8")
         os.replace(partial, path)
     except OSError as exc:
         partial.unlink(missing_ok=True)
-        error = errors.DiskFullError if exc.errno == errno.ENOSPC else errors.PegasusError
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        error = errors.DiskFullError if full else errors.PegasusError
         raise error(f"cannot keep the session in {folder}: {exc.strerror or exc}") from exc
     return path
 

@@ -9,6 +9,8 @@ memory service and MCP over HTTP sit behind, checked before any route runs.
 - **Token.** Required beyond this machine and at least :data:`MIN_TOKEN_CHARS` long;
   when set, every path needs it (the OpenAPI pages too), compared in constant time,
   the scheme in any case (``Bearer``, ``bearer``).
+- **Origin.** A browser names the page a request comes from: a page of another site
+  is refused even when it sends the request to 127.0.0.1.
 - **Size.** A body over its path's limit is refused by its declared length before it
   is read, or as soon as it grows past the limit.
 
@@ -21,6 +23,7 @@ import ipaddress
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from pegasus.errors import (
     AuthError,
@@ -52,12 +55,21 @@ def check_exposure(host: str, token: str | None, what: str = "the service") -> N
 
 
 def host_name(header: str) -> str:
-    """The name in a Host header, without its port: ``[::1]:8765`` -> ``::1``."""
+    """The name in a Host header, without its port, an address in its usual form:
+    ``[::1]:8765`` -> ``::1``. Anything else after a bracketed address is no name."""
     header = header.strip().lower()
     if header.startswith("["):
-        return header[1 : header.find("]")] if "]" in header else header
-    name, colon, port = header.rpartition(":")
-    return name if colon and port.isdigit() else header
+        inside, _, rest = header[1:].partition("]")
+        name = inside if rest == "" or (rest[:1] == ":" and rest[1:].isdigit()) else ""
+    elif header.count(":") == 1:
+        name, _, port = header.partition(":")
+        name = name if port.isdigit() else ""
+    else:  # no port, or a bare IPv6 address (as the host to listen on is given)
+        name = header
+    try:
+        return str(ipaddress.ip_address(name))  # 0:0:0:0:0:0:0:1 is ::1
+    except ValueError:
+        return name
 
 
 def _is_address(name: str) -> bool:
@@ -88,14 +100,17 @@ class Guard:
         limits: Mapping[str, int] | None = None,
     ) -> None:
         self.app, self.token, self.max_body = app, token or None, max_body
-        self.limits = dict(limits or {})
+        self.limits = {path: min(limit, max_body) for path, limit in (limits or {}).items()}
         extra = {name.strip().lower() for name in allowed_hosts.split(",") if name.strip()}
-        self.hosts = LOCAL_HOSTS | {host.lower()} | extra
+        self.hosts = LOCAL_HOSTS | {host_name(host)} | {host_name(name) for name in extra}
         self.any_address = host in EVERY_ADDRESS
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":  # lifespan: nothing arrives from outside
+        if scope["type"] == "lifespan":  # the server's own start and stop
             await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # no websocket is served
+            await send({"type": "websocket.close", "code": 1008})
             return
         headers = {key.decode("latin-1"): value.decode("latin-1")
                    for key, value in scope["headers"]}  # fmt: skip
@@ -118,6 +133,11 @@ class Guard:
             raise ForeignHostError(f"this service is not reached as {name or 'no host'!r}: "
                                    "only from this machine (PEGASUS_ALLOWED_HOSTS adds "
                                    "names)")  # fmt: skip
+        origin = headers.get("origin")
+        if origin is not None and host_name(urlsplit(origin).hostname or "") not in self.hosts:
+            # A page of another site (or a sandboxed one: "null"), whatever name it
+            # sent the request to.
+            raise ForeignHostError(f"requests from pages of {origin!r} are refused")
         if self.token is not None:
             given = bearer(headers.get("authorization"))
             if given is None or not hmac.compare_digest(given.encode(), self.token.encode()):
@@ -161,7 +181,10 @@ def _replay(first: dict[str, Any], receive: Receive) -> Receive:
 
 async def _refuse(send: Send, error: PegasusError) -> None:
     body = json.dumps({"error": str(error)}).encode()
+    headers = [(b"content-type", b"application/json"),
+               (b"content-length", str(len(body)).encode())]  # fmt: skip
+    if error.http_status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
     await send({"type": "http.response.start", "status": error.http_status,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode())]})  # fmt: skip
+                "headers": headers})  # fmt: skip
     await send({"type": "http.response.body", "body": body})

@@ -129,7 +129,9 @@ class IngestQueue:
                     continue
             try:
                 spec = json.loads(path.read_text(encoding="utf-8"))
-                parsed = parse_transcript(spec["transcript"], spec.get("conversation_id"))
+                parsed = within_limit(parse_transcript(spec["transcript"],
+                                                       spec.get("conversation_id")),
+                                      self.core.settings.max_transcript_chars)  # fmt: skip
                 status = spec.get("status") or {}
                 job = Job(id=spec["id"], user=spec["user"], conversation_id=parsed.id,
                           resumed=True, tries=status.get("tries", 0))  # fmt: skip
@@ -163,9 +165,16 @@ class IngestQueue:
             if job.state not in ("waiting", "failed"):
                 raise ValidationError(f"job {job_id} is {job.state}: only a waiting or "
                                       "failed job is retried")  # fmt: skip
+            before = job.model_copy()
             job.state, job.next_try, job.waiting_for, job.error = "queued", None, None, None
             job.tries = 0
-        self._write(job)
+        try:
+            self._write(job)
+        except Exception:  # a full disk: the job stays as it was, for another retry
+            with self._lock:
+                for field in ("state", "next_try", "waiting_for", "error", "tries"):
+                    setattr(job, field, getattr(before, field))
+            raise
         self._waiting.put(job)
         return job
 

@@ -21,7 +21,14 @@ from pegasus.embed import Embedder, default_embedder
 from pegasus.errors import NotFoundError, PegasusError, TooLargeError, ValidationError
 from pegasus.interchange import Graph, dump_graph, parse_graph
 from pegasus.llm import LLM, LLMConfig
-from pegasus.model import Node, no_lone_surrogates, utcnow
+from pegasus.model import (
+    CONTROL,
+    LONE_SURROGATE,
+    MAX_ID_CHARS,
+    Node,
+    no_lone_surrogates,
+    utcnow,
+)
 from pegasus.recall.engine import Recaller, RecallResult
 from pegasus.recall.keys import claim_key_id, missing_keys, sync_keys
 from pegasus.recall.ordinary import Ordinariness
@@ -253,17 +260,30 @@ class Memory:
         conversation id, the edges it injected are noted on that conversation's
         record, after the answer (:mod:`pegasus.write.used`), and reinforced once
         when it closes. A message over ``PEGASUS_MAX_MESSAGE_CHARS`` is refused."""
+        result = self.recaller(settings).recall(self.user, self.check_message(message), now)
+        self.note_used(conversation_id, result.used_edges)
+        return result
+
+    def check_message(self, message: str) -> str:
+        """``message``, if recall can take it: text, within PEGASUS_MAX_MESSAGE_CHARS."""
         limit = self.settings.max_message_chars
         if len(message) > limit:
             raise TooLargeError(f"the message has {len(message):,} characters, over the "
                                 f"limit of {limit:,} (PEGASUS_MAX_MESSAGE_CHARS)")  # fmt: skip
-        result = self.recaller(settings).recall(self.user, no_lone_surrogates(message), now)
-        self.note_used(conversation_id, result.used_edges)
-        return result
+        return no_lone_surrogates(message)
 
     def note_used(self, conversation_id: str | None, edge_ids: list[str]) -> None:
-        """Edges a recall put before the model in this conversation (queued)."""
-        if conversation_id and edge_ids:
+        """Edges a recall put before the model in this conversation (queued). An id
+        no store would take is refused now, not when the note is written."""
+        if conversation_id is None:
+            return
+        odd = CONTROL.search(conversation_id) or LONE_SURROGATE.search(conversation_id)
+        if odd or not conversation_id or conversation_id != conversation_id.strip():
+            raise ValidationError(f"conversation id {conversation_id!r}: no surrounding "
+                                  "spaces, control characters or lone surrogates")  # fmt: skip
+        if len(conversation_id) > MAX_ID_CHARS:
+            raise ValidationError(f"a conversation id has at most {MAX_ID_CHARS} characters")
+        if edge_ids:
             self.core.used.note(self.user, conversation_id, edge_ids)
 
     def close_conversation(self, conversation_id: str, now: datetime | None = None) -> int:
@@ -363,6 +383,7 @@ class Memory:
         conversation: str | None = None,
     ) -> Forgetting:
         """What forgetting one node (name or id), one edge or one conversation removes."""
+        self.core.used.flush()  # a conversation noted but not written yet is one too
         if node is not None:
             found = self.find(node)
             if len(found) != 1:

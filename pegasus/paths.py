@@ -57,6 +57,6 @@ def file_name(ident: str, suffix: str) -> str:
     ``-`` and ``_`` as they are, and a digest of the id where anything else was, so
     that no id names a path outside its folder and two ids never share a file."""
     safe = UNSAFE_IN_NAMES.sub("_", ident)[:80].strip("_") or "_"
-    if safe != ident:
+    if safe != ident.lower():  # "Chat" and "chat" are one file where case is ignored
         safe += "-" + hashlib.sha256(ident.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return safe + suffix

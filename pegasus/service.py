@@ -106,7 +106,8 @@ def create_app(
 
     @app.exception_handler(Exception)
     def unexpected(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"error": f"{type(exc).__name__}: {exc}"}, status_code=500)
+        first = (str(exc).splitlines() or [""])[0]
+        return JSONResponse({"error": f"{type(exc).__name__}: {first}"}, status_code=500)
 
     @app.exception_handler(RequestValidationError)
     def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -139,16 +140,17 @@ def create_app(
         recall_settings = PRESETS[preset]
         if workers is None:
             return memory.recall(message, conversation_id, now, recall_settings)
-        if len(message) > settings.max_message_chars:
-            memory.recall(message)  # refused there, as in this process
+        memory.check_message(message)
         result = workers.recall(memory.user, message, None, now, recall_settings)
         memory.note_used(conversation_id, result.used_edges)
         return result
 
-    def owned_job(user: str, job_id: str) -> Job:
+    def owned_job(user: str | None, job_id: str) -> Job:
+        """The job, if it is ``user``'s (the default owner's when left out)."""
+        owner = memory_of(user).user
         job = ingests.get(job_id)
-        if job is None or job.user != core.for_user(user).user:
-            raise NotFoundError(f"no job {job_id!r} for user {user!r}")
+        if job is None or job.user != owner:
+            raise NotFoundError(f"no job {job_id!r} for user {owner!r} (--user names another)")
         return job
 
     @app.get("/health")
@@ -185,18 +187,19 @@ def create_app(
 
     @app.get("/jobs")
     def jobs(user: str | None = None) -> list[Job]:
-        return ingests.listed(user)
+        """Every owner's jobs, or ``user``'s."""
+        return ingests.listed(None if user is None else memory_of(user).user)
 
     @app.get("/jobs/{job_id}")
-    def job_status(job_id: str, user: str) -> Job:
+    def job_status(job_id: str, user: str | None = None) -> Job:
         return owned_job(user, job_id)
 
     @app.post("/jobs/{job_id}/retry")
-    def job_retry(job_id: str, user: str) -> Job:
+    def job_retry(job_id: str, user: str | None = None) -> Job:
         return ingests.retry(owned_job(user, job_id).id)
 
     @app.delete("/jobs/{job_id}")
-    def job_drop(job_id: str, user: str) -> Job:
+    def job_drop(job_id: str, user: str | None = None) -> Job:
         return ingests.drop(owned_job(user, job_id).id)
 
     @app.post("/close")

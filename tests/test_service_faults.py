@@ -59,7 +59,7 @@ def test_a_store_that_goes_away_is_a_503_until_it_comes_back() -> None:
                 began = time.monotonic()
                 down = client.request(method, path, json=body, params={"user": user})
                 assert down.status_code == 503 and "Neo4j" in down.json()["error"], path
-                assert time.monotonic() - began < 10, path
+                assert time.monotonic() - began < 3, path
             relay.mend()  # no restart of the service
             assert wait_for(lambda: client.get("/health").status_code == 200, 30)
             assert "Joshua" in client.post("/recall", json=ask).json()["text"]

@@ -4,7 +4,6 @@ through the running service, else read from the jobs folder (see :mod:`pegasus.j
 from __future__ import annotations
 
 import json
-import re
 from typing import Annotated, Any
 
 import typer
@@ -17,10 +16,10 @@ JobId = Annotated[str, typer.Argument(help="The job's id (pegasus jobs lists the
 
 
 def _kept(job_id: str) -> Any:
-    from pegasus.paths import jobs_dir
+    from pegasus.paths import file_name, jobs_dir
 
-    if not re.fullmatch(r"[A-Za-z0-9_-]+", job_id):  # never a path outside the folder
-        raise NotFoundError(f"no job {job_id!r}: a job id is letters and digits")
+    if file_name(job_id, "") != job_id:  # never a path outside the folder
+        raise NotFoundError(f"no job {job_id!r}: a job id is letters, digits, - and _")
     path = jobs_dir() / f"{job_id}.json"
     if not path.exists():
         raise NotFoundError(f"no job {job_id!r} in {path.parent}")
@@ -68,12 +67,9 @@ def _list(user: str | None, as_json: bool) -> None:
         typer.echo(f"  {job['id']}  {job['state']}  {job['user']}/{job['conversation_id']}{why}")
 
 
-def _owner(ctx: typer.Context) -> dict[str, str]:
-    """The owner whose job it is (--user, else the default owner): the service keeps
-    each owner's jobs apart."""
-    from pegasus.config import load_settings
-
-    return {"user": ctx.obj.user or load_settings().user}
+def _owner(ctx: typer.Context) -> dict[str, str] | None:
+    """The owner whose job it is: --user, else the service's default owner."""
+    return {"user": ctx.obj.user} if ctx.obj.user else None
 
 
 @jobs.command()
@@ -105,8 +101,7 @@ def drop(
     if not yes:
         typer.confirm(f"drop job {job_id}? its session will not be learned", abort=True)
     url = service_url()
-    dropped = url and call(url, f"/jobs/{job_id}", query=_owner(ctx), method="DELETE")
-    if dropped is not None:
+    if url is not None and call(url, f"/jobs/{job_id}", query=_owner(ctx), method="DELETE"):
         typer.echo(f"dropped job {job_id}")
         return
     _kept(job_id).unlink()

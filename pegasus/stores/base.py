@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -58,16 +59,17 @@ MAX_HOPS = 2
 COMMON_IN_CLAIMS = 2_000
 
 
-# Seconds the work of this context may wait on the store (a service's request), or
-# None: each store's own patience (an ingest job, a command).
+# When the work of this context stops waiting on the store (``time.monotonic()``), for
+# a service's request; None: each store's own patience (an ingest job, a command).
 _DEADLINE: ContextVar[float | None] = ContextVar("store_deadline", default=None)
 
 
 @contextmanager
 def within(seconds: float | None) -> Iterator[None]:
-    """Store calls made in this context (and the threads it hands work to) give up
-    after ``seconds`` of waiting for a busy or absent store, with a StoreError."""
-    token = _DEADLINE.set(seconds)
+    """Store calls made in this context (and the threads it hands work to) stop
+    waiting for a busy or absent store ``seconds`` from now, all of them together,
+    with a StoreError."""
+    token = _DEADLINE.set(None if seconds is None else time.monotonic() + seconds)
     try:
         yield
     finally:
@@ -75,14 +77,16 @@ def within(seconds: float | None) -> Iterator[None]:
 
 
 def deadline() -> float | None:
-    """The deadline of this context (:func:`within`), to hand to another process."""
-    return _DEADLINE.get()
+    """The seconds left in this context (:func:`within`), to hand to another process."""
+    ends = _DEADLINE.get()
+    return None if ends is None else max(0.0, ends - time.monotonic())
 
 
 def patience(own: float) -> float:
-    """How long a store call may wait now: its own patience, or less inside :func:`within`."""
-    deadline = _DEADLINE.get()
-    return own if deadline is None else min(own, deadline)
+    """How long a store call may wait now: its own patience, or what is left of the
+    context's (:func:`within`)."""
+    left = deadline()
+    return own if left is None else min(own, left)
 
 
 @dataclass

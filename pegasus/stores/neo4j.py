@@ -256,6 +256,7 @@ def _batches(rows: Sequence[Any], size: int = WRITE_BATCH) -> Iterable[Sequence[
 
 
 CONNECT_SECONDS = 5.0
+REQUEST_WRITE_SECONDS = 10.0  # the longest a write made for a service's request runs
 
 
 class Neo4jStore(Store):
@@ -374,20 +375,16 @@ class Neo4jStore(Store):
 
         def run() -> list[Any]:
             with self._session(neo4j.READ_ACCESS) as session:
-                return [keep(record) for record in session.run(self._bounded(query), params)]
+                return [keep(record) for record in session.run(query, params)]
 
         return self._retried(run)
 
-    def _bounded(self, query: str) -> str | neo4j.Query:
-        """``query``, ended by the server at a request's deadline (a lock held elsewhere)."""
-        wait = patience(self.retry_seconds)
-        return neo4j.Query(query, timeout=wait) if wait < self.retry_seconds else query
-
     def _write(self, work: Any) -> None:
         """Run ``work(tx)`` in one transaction: all of it lands, or none."""
-        wait = patience(self.retry_seconds)
-        if wait < self.retry_seconds:  # a request's: a lock held elsewhere ends it too
-            work = neo4j.unit_of_work(timeout=wait)(work)
+        if patience(self.retry_seconds) < self.retry_seconds:
+            # A request's write: the server ends it, should it wait on a lock held
+            # elsewhere (reads take none). Its work may take longer than the wait.
+            work = neo4j.unit_of_work(timeout=REQUEST_WRITE_SECONDS)(work)
         try:
             with self._session() as session:
                 session.execute_write(work)

@@ -31,9 +31,10 @@ ROLE_NAMES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "
               "bot": "assistant", "model": "assistant", "chatbot": "assistant"}  # fmt: skip
 NOT_SPOKEN = frozenset({"system", "developer", "tool", "function", "ipython"})
 MAX_TURN_CHARS = 24_000  # what one extraction reads of user text
-# Bytes of JSON a character can take at most (a "\uXXXX" escape): a file larger than
-# this many times the limit cannot hold a transcript within it, and is not read.
-BYTES_PER_CHAR = 6
+# Bytes of JSON a character of a turn can take (a character beyond the BMP is a
+# pair of "\uXXXX" escapes): a file larger than this many times the limit cannot hold
+# a transcript within it, and is not read.
+BYTES_PER_CHAR = 12
 
 
 @dataclass(frozen=True)
@@ -192,8 +193,9 @@ def read_transcript(
     """The transcript in a JSON file; with ``max_chars``, one too large is refused,
     a file too large to hold one within it before it is read."""
     try:
-        if max_chars is not None and Path(path).stat().st_size > BYTES_PER_CHAR * max_chars:
-            raise TooLargeError(f"{path}: {Path(path).stat().st_size:,} bytes, too large for "
+        size = Path(path).stat().st_size
+        if max_chars is not None and size > BYTES_PER_CHAR * max_chars:
+            raise TooLargeError(f"{path}: {size:,} bytes, too large for "
                                 f"a transcript of {max_chars:,} characters at most "
                                 "(PEGASUS_MAX_TRANSCRIPT_CHARS)")  # fmt: skip
         text = Path(path).read_text(encoding="utf-8")

@@ -2,9 +2,10 @@
 
 A recall with a conversation id answers first; the note is a write, and a write may
 wait (another process writing the SQLite file, a store that is down). So notes go to
-a queue that one background thread writes, merged per conversation; a write that
-fails is kept and tried again. Reading a conversation's used edges (closing it, or
-ingesting it) first writes what is pending: nothing noted is lost or reinforced late.
+a queue that one background thread writes, merged per conversation; a write the
+store refuses for now (busy, down, a full disk) is kept and tried again. Reading a
+conversation's used edges (closing, ingesting, forgetting or exporting it) first
+writes what is pending: nothing noted is lost or reinforced late.
 """
 
 from __future__ import annotations
@@ -68,7 +69,12 @@ class UsedNotes:
             for (user, conversation), edges in batch.items():
                 by_user.setdefault(user, {})[conversation] = list(edges)
             for user, used in by_user.items():
-                self.store.apply(user, Changes(used=used))
+                try:
+                    self.store.apply(user, Changes(used=used))
+                except StoreError:
+                    raise  # the store may come back: kept for the next try
+                except Exception:  # noqa: BLE001 (never writable: one owner's notes only)
+                    log.exception("used edges of %s not noted, and dropped", user)
                 for conversation in used:
                     del batch[(user, conversation)]
         except BaseException:

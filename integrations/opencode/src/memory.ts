@@ -84,6 +84,13 @@ export function turnsOf(messages: { info: { role: string }; parts: PartLike[] }[
   return turns;
 }
 
+/** The service answered, with an error status. */
+class Refused extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
 export class Memory {
   private warned = false;
   private missing = false; // said once that no service runs
@@ -114,7 +121,7 @@ export class Memory {
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(timeoutMs),
     });
-    if (!answer.ok) throw new Error(`${path} answered ${answer.status}: ${await answer.text()}`);
+    if (!answer.ok) throw new Refused(answer.status, `${path} answered ${answer.status}: ${await answer.text()}`);
     return answer.json();
   }
 
@@ -144,7 +151,7 @@ export class Memory {
   }
 
   /** Sends the session to the ingest queue; without a service, leaves it for the next start. */
-  async ingest(sessionID: string, turns: Turn[]): Promise<"sent" | "queued" | "nothing"> {
+  async ingest(sessionID: string, turns: Turn[]): Promise<"sent" | "queued" | "refused" | "nothing"> {
     if (!turns.some((turn) => turn.role === "user")) return "nothing";
     const transcript = { id: sessionID, turns };
     const url = this.url();
@@ -154,6 +161,11 @@ export class Memory {
         if (job?.state === "waiting") this.log(`pegasus: the session is kept but not learned yet: ${job.waiting_for}`);
         return "sent";
       } catch (error) {
+        // Refused as it is (too large, not a transcript): a later start would refuse it too.
+        if (error instanceof Refused && error.status < 500) {
+          this.log(`pegasus: the session was refused: ${error.message}`);
+          return "refused";
+        }
         this.warn("the session waits for the service's next start", error);
       }
     }

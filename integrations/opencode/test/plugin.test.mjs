@@ -1,7 +1,7 @@
 // The plugin against a stand-in Pegasus service (node:http), with opencode's hook
 // inputs as opencode passes them. Run: npm test (builds, then node --test).
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -119,6 +119,22 @@ test("without a service the session waits in the queue folder", async () => {
   assert.equal(job.conversation_id, "s1");
   assert.equal(job.transcript.turns.length, 3);
   assert.ok(file.endsWith(".json") && file.startsWith(job.id));
+});
+
+test("a session the service refuses as too large is not queued; one it cannot take now is", async () => {
+  for (const [status, queued] of [[413, 0], [400, 0], [503, 1], [507, 1]]) {
+    const pegasus = await service(async () => [status, { error: "no" }]);
+    const dataDir = mkdtempSync(join(tmpdir(), "pg-"));
+    try {
+      const h = await hooks({ url: pegasus.url, user: "ana", dataDir });
+      await h.event({ event: { type: "session.idle", properties: { sessionID: "s1" } } });
+      const folder = join(dataDir, "jobs");
+      const kept = existsSync(folder) ? readdirSync(folder).length : 0;
+      assert.equal(kept, queued, `status ${status}`);
+    } finally {
+      pegasus.close();
+    }
+  }
 });
 
 test("turns keep only what was said", () => {
