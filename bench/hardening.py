@@ -129,6 +129,9 @@ def attacks(tmp: Path, probe: subprocess.Popen, url: str) -> tuple[list[dict], l
         at_door(f"foreign Host: POST {path}", "POST", url + path, json=body, headers=FOREIGN)
     for path in ("/docs", "/openapi.json"):
         at_door(f"foreign Host: GET {path}", "GET", url + path, headers=FOREIGN)
+    for origin in ("https://evil.example", "null"):  # a page of another site, at 127.0.0.1
+        at_door(f"cross-site page: GET /export, Origin {origin}", "GET", f"{url}/export",
+                params={"user": "alice"}, headers={"Origin": origin})  # fmt: skip
 
     guarded, door = start(f"sqlite:///{tmp / 'token.db'}", ["serve", "--no-decay"],
                           tmp / "token", PEGASUS_TOKEN=TOKEN)  # fmt: skip

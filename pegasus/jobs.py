@@ -88,7 +88,8 @@ class IngestQueue:
         self._waiting: queue.Queue[Job] = queue.Queue()
         self._lock = threading.Lock()
         self._running: Job | None = None
-        self.stopping = threading.Event()  # set on shutdown: a job failing now is kept
+        # Set on shutdown: a job failing now is kept, and no other starts.
+        self.stopping = threading.Event()
         threading.Thread(target=self._work, name="ingest", daemon=True).start()
 
     @property
@@ -272,7 +273,7 @@ class IngestQueue:
             self._waiting.put(job)
 
     def _work(self) -> None:
-        while True:
+        while not self.stopping.is_set():
             try:
                 with contextlib.suppress(queue.Empty):
                     self._run(self._waiting.get(timeout=1.0))

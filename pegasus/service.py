@@ -11,6 +11,8 @@ noted after it answers (:mod:`pegasus.write.used`)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -88,7 +90,14 @@ def create_app(
     With ``workers``, they answer the recalls."""
     settings = core.settings
     check_exposure(host, token)
-    app = FastAPI(title="Pegasus memory", summary="Long-term memory for LLM assistants.")
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        app.state.ingests.stopping.set()  # the queue's thread ends with the app
+
+    app = FastAPI(title="Pegasus memory", summary="Long-term memory for LLM assistants.",
+                  lifespan=lifespan)  # fmt: skip
     if workers is None:
         core.warm()
     else:  # they recall; the service still embeds what it is told
