@@ -105,8 +105,7 @@ class IngestQueue:
     ) -> Job:
         """Checks the transcript (a bad one raises ValidationError, nothing queued), keeps
         the job, and queues it; with no model configured it waits from the start."""
-        parsed = within_limit(parse_transcript(transcript, conversation_id),
-                              self.core.settings.max_transcript_chars)  # fmt: skip
+        parsed = self._parsed(transcript, conversation_id)
         spec = ingest_job(user, transcript, parsed.id, now.isoformat() if now else None)
         job = Job(id=spec["id"], user=user, conversation_id=parsed.id)
         missing = self._model_missing()
@@ -130,9 +129,7 @@ class IngestQueue:
                     continue
             try:
                 spec = json.loads(path.read_text(encoding="utf-8"))
-                parsed = within_limit(parse_transcript(spec["transcript"],
-                                                       spec.get("conversation_id")),
-                                      self.core.settings.max_transcript_chars)  # fmt: skip
+                parsed = self._parsed(spec["transcript"], spec.get("conversation_id"))
                 status = spec.get("status") or {}
                 job = Job(id=spec["id"], user=spec["user"], conversation_id=parsed.id,
                           resumed=True, tries=status.get("tries", 0))  # fmt: skip
@@ -207,6 +204,11 @@ class IngestQueue:
         return list(dict.fromkeys(reason for reason in reasons if reason))
 
     # --- inside -----------------------------------------------------------------
+    def _parsed(self, transcript: Any, conversation_id: str | None) -> Transcript:
+        """A transcript the write path takes: well formed, within the size limit."""
+        parsed = parse_transcript(transcript, conversation_id)
+        return within_limit(parsed, self.core.settings.max_transcript_chars)
+
     def _model_missing(self) -> str | None:
         if self.llm is not None:
             return None
@@ -294,8 +296,7 @@ class IngestQueue:
             self._wait(job, missing)
             return
         try:
-            transcript: Transcript = parse_transcript(spec["transcript"],
-                                                      spec.get("conversation_id"))  # fmt: skip
+            transcript = self._parsed(spec["transcript"], spec.get("conversation_id"))
             memory = self.core.for_user(job.user)
             at = datetime.fromisoformat(spec["now"]) if spec.get("now") else None
             job.report = memory.ingest(transcript, now=at, llm=self.llm or self._model())
