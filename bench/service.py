@@ -127,17 +127,16 @@ def _read(path: Path) -> str:
 
 def children(pid: int, command: str = "") -> list[int]:
     """The processes ``pid`` started whose command line holds ``command``. Each is
-    listed under the thread that started it (the recall workers started again after
-    one died are a request thread's)."""
+    listed under the thread that started it."""
     threads = Path(f"/proc/{pid}/task").iterdir()
     found = [int(child) for thread in threads for child in _read(thread / "children").split()]
     return [child for child in found if command in _read(Path(f"/proc/{child}/cmdline"))]
 
 
 def resident_mb(pid: int) -> dict[str, float]:
-    """The service's memory, with its child processes' (the recall workers, and
-    multiprocessing's own tracker). Each process's RSS counts the pages it shares
-    with the others, and the peak is the sum of each one's own peak: upper bounds."""
+    """The service's memory, with its child processes' (if any). Each process's RSS
+    counts the pages it shares with the others, and the peak is the sum of each one's
+    own peak: upper bounds."""
     kb = {"VmRSS": 0, "VmHWM": 0}
     for each in [pid, *children(pid)]:
         for line in _read(Path(f"/proc/{each}/status")).splitlines():
@@ -147,10 +146,10 @@ def resident_mb(pid: int) -> dict[str, float]:
     return {"rss_mb": round(kb["VmRSS"] / 1024, 1), "peak_mb": round(kb["VmHWM"] / 1024, 1)}
 
 
-def serve(url: str, env: dict[str, str], workers: int = 0) -> subprocess.Popen:
+def serve(url: str, env: dict[str, str]) -> subprocess.Popen:
     process = subprocess.Popen(
         [str(Path(sys.executable).parent / "pegasus"), "--store", url, "serve", "--port", str(PORT),
-         "--no-decay", "--recall-workers", str(workers)],
+         "--no-decay"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 300
@@ -173,7 +172,7 @@ def measure(kind: str, edges: int, args: argparse.Namespace, env: dict[str, str]
         Memory.open(store, user=user, embedder=default_embedder()).sync_keys()
         settle(kind, args.settle)
         # Its owner is warmed at start.
-        process = serve(url, env | {"PEGASUS_USER": user}, args.recall_workers)
+        process = serve(url, env | {"PEGASUS_USER": user})
         service = f"http://127.0.0.1:{PORT}"
         try:
             # Each measurement its own messages: the service remembers the texts it
@@ -228,8 +227,6 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     add_settle_option(parser)
     parser.add_argument("--out", type=Path, default=RESULTS / "service.json")
-    parser.add_argument("--recall-workers", type=int, default=0,
-                        help="pegasus serve --recall-workers")  # fmt: skip
     add_store_options(parser)
     args = parser.parse_args()
     model = ScriptedServer(by_round(recorded_rounds(RECORDING))).start()
@@ -238,8 +235,7 @@ def main() -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PEGASUS_")}
         env |= {"XDG_DATA_HOME": home, "PEGASUS_LLM_BASE_URL": model.base_url,
                 "PEGASUS_LLM_MODEL": "scripted", "PEGASUS_LLM_API_KEY": "none"}  # fmt: skip
-        result = {"help_s": help_seconds(env), "pace_start": pace(),
-                  "recall_workers": args.recall_workers, "rows": rows}  # fmt: skip
+        result = {"help_s": help_seconds(env), "pace_start": pace(), "rows": rows}
         for edges in args.sizes:
             for kind in args.stores:
                 first = edges == args.sizes[0] and kind == args.stores[0]

@@ -6,14 +6,22 @@ The minimal form (node ``id,label,kind,aliases,properties,confidence``; edge
 properties,dormant,superseded_by,updated_at``) is what a hand-written file needs.
 Export writes every other field too, so that a round trip loses nothing. In both,
 ``strength`` is the strength as of ``updated_at`` (the last touch).
+
+An export may also carry its embedding keys' vectors (``"vectors"``: the model's
+name and each key text's float32 vector in base64), so that an import into a memory
+on the same model embeds nothing the file already holds.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pydantic
 
 from pegasus.errors import ValidationError
@@ -30,6 +38,42 @@ class Graph:
     edges: list[Edge] = field(default_factory=list)
     conversations: list[Conversation] = field(default_factory=list)
     self_id: str | None = None
+    vectors: Vectors | None = None  # what an export carried of its keys' vectors
+
+
+@dataclass
+class Vectors:
+    """Key text -> its unit-length float32 vector, under the model that made them."""
+
+    model: str
+    by_text: Mapping[str, np.ndarray]
+
+    def to_dict(self) -> dict[str, Any]:
+        dimensions = {len(vector) for vector in self.by_text.values()}
+        return {
+            "model": self.model,
+            "dimensions": dimensions.pop() if len(dimensions) == 1 else 0,
+            "float32": {text: base64.b64encode(np.asarray(vector, "<f4").tobytes()).decode()
+                        for text, vector in sorted(self.by_text.items())},
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> Vectors:
+        if not isinstance(raw, dict) or not isinstance(raw.get("model"), str):
+            raise ValidationError('"vectors" must be an object with a "model" name')
+        dimensions, encoded = raw.get("dimensions"), raw.get("float32")
+        if not isinstance(dimensions, int) or not isinstance(encoded, dict):
+            raise ValidationError('"vectors" needs "dimensions" and a "float32" object')
+        by_text = {}
+        for text, value in encoded.items():
+            try:
+                vector = np.frombuffer(base64.b64decode(value, validate=True), "<f4")
+            except (binascii.Error, TypeError, ValueError) as exc:
+                raise ValidationError(f"vectors[{text!r}]: not base64") from exc
+            if not 0 < len(vector) == dimensions or not np.isfinite(vector).all():
+                raise ValidationError(f"vectors[{text!r}]: not {dimensions} finite float32 numbers")
+            by_text[text] = vector.astype(np.float32)
+        return cls(raw["model"], by_text)
 
 
 def _problem(where: str, exc: ValidationError) -> ValidationError:
@@ -106,6 +150,8 @@ def parse_graph(text: str | bytes) -> Graph:
     if self_id is not None and self_id not in {node.id for node in graph.nodes}:
         raise ValidationError(f"self {self_id!r} is not a node in the file")
     graph.self_id = self_id
+    if document.get("vectors") is not None:
+        graph.vectors = Vectors.from_dict(document["vectors"])
     return graph
 
 
@@ -171,4 +217,6 @@ def dump_graph(graph: Graph) -> str:
             c.model_dump(mode="json") for c in sorted(graph.conversations, key=lambda c: c.id)
         ],
     }
+    if graph.vectors is not None:
+        document["vectors"] = graph.vectors.to_dict()
     return json.dumps(document, ensure_ascii=False, indent=1) + "\n"

@@ -19,7 +19,7 @@ from pathlib import Path
 from pegasus.config import Settings, load_settings
 from pegasus.embed import Embedder, default_embedder
 from pegasus.errors import NotFoundError, PegasusError, TooLargeError, ValidationError
-from pegasus.interchange import Graph, dump_graph, parse_graph
+from pegasus.interchange import Graph, Vectors, dump_graph, parse_graph
 from pegasus.llm import LLM, LLMConfig
 from pegasus.model import (
     CONTROL,
@@ -201,8 +201,13 @@ class Memory:
         merged, report = merge_import(
             graph, nodes, edges, conversations, self.store.get_self(self.user)
         )
-        keys = missing_keys(self.store, self.user, self.embedder, merged)[0] if index else []
+        carried = graph.vectors if graph.vectors and self.same_model(graph.vectors) else None
+        known = carried.by_text if carried else None
+        keys = missing_keys(self.store, self.user, self.embedder, merged, known)[0] if index else []
         report.keys = len(keys)
+        report.keys_carried = sum(key.text in known for key in keys) if known else 0
+        if graph.vectors and not carried:
+            report.vectors_of = graph.vectors.model
         self.store.apply(self.user, Changes.of_graph(merged, keys))
         return report
 
@@ -218,12 +223,24 @@ class Memory:
             raise ValidationError(f"{path}: {exc}") from exc
         return self.import_graph(graph, index=index)
 
-    def export(self) -> Graph:
-        self.core.used.flush()
-        return self.store.export(self.user)
+    def same_model(self, vectors: Vectors) -> bool:
+        """Whether ``vectors`` were made by this memory's embedding model."""
+        dimensions = {len(vector) for vector in vectors.by_text.values()}
+        probe = self.embedder.embed("dimensions") if dimensions else None
+        return vectors.model == self.embedder.name and (probe is None or {len(probe)} == dimensions)
 
-    def export_json(self) -> str:
-        return dump_graph(self.export())
+    def export(self, vectors: bool = False) -> Graph:
+        """The whole memory; with ``vectors``, its keys' vectors too (for an import
+        that embeds nothing again)."""
+        self.core.used.flush()
+        graph = self.store.export(self.user)
+        if vectors:
+            keys = self.store.list_keys(self.user, with_vectors=True)
+            graph.vectors = Vectors(self.embedder.name, {key.text: key.vector for key in keys})
+        return graph
+
+    def export_json(self, vectors: bool = False) -> str:
+        return dump_graph(self.export(vectors))
 
     def stats(self) -> Stats:
         return self.store.stats(self.user)

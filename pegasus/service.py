@@ -35,7 +35,6 @@ from pegasus.model import no_lone_surrogates
 from pegasus.paths import DEFAULT_HOST
 from pegasus.recall.engine import RecallResult
 from pegasus.recall.presets import PRESETS
-from pegasus.recall_workers import RecallWorkers
 from pegasus.results import Description
 from pegasus.stores import Stats, within
 from pegasus.write.forget import Forgetting
@@ -80,14 +79,12 @@ def create_app(
     token: str | None = None,
     llm: LLM | None = None,
     jobs_folder: Path | None = None,
-    workers: RecallWorkers | None = None,
     host: str = DEFAULT_HOST,
 ) -> FastAPI:
     """The API over ``core``, behind :class:`pegasus.guard.Guard` for ``host``: with
     ``token``, requests without ``Authorization: Bearer <token>`` are refused; ``llm``
     replaces the configured model (tests, the demo). With ``jobs_folder``, ingest
-    jobs are kept there until done, and those left by an earlier run are resumed now.
-    With ``workers``, they answer the recalls."""
+    jobs are kept there until done, and those left by an earlier run are resumed now."""
     settings = core.settings
     check_exposure(host, token)
 
@@ -98,10 +95,7 @@ def create_app(
 
     app = FastAPI(title="Pegasus memory", summary="Long-term memory for LLM assistants.",
                   lifespan=lifespan)  # fmt: skip
-    if workers is None:
-        core.warm()
-    else:  # they recall; the service still embeds what it is told
-        core.embedder.embed("warm up")
+    core.warm()
     app.state.ingests = ingests = IngestQueue(core, jobs_folder, llm)
     ingests.resume()
 
@@ -142,18 +136,6 @@ def create_app(
     def memory_of(user: str | None) -> Memory:
         return core.for_user(settings.user if user is None else user)
 
-    def recalled(
-        memory: Memory, message: str, conversation_id: str | None = None,
-        now: datetime | None = None, preset: str = "default",
-    ) -> RecallResult:  # fmt: skip
-        recall_settings = PRESETS[preset]
-        if workers is None:
-            return memory.recall(message, conversation_id, now, recall_settings)
-        memory.check_message(message)
-        result = workers.recall(memory.user, message, None, now, recall_settings)
-        memory.note_used(conversation_id, result.used_edges)
-        return result
-
     def owned_job(user: str | None, job_id: str) -> Job:
         """The job, if it is ``user``'s (the default owner's when left out)."""
         owner = memory_of(user).user
@@ -174,7 +156,7 @@ def create_app(
         if body.preset not in PRESETS:
             raise ValidationError(f"unknown preset {body.preset!r}: one of {', '.join(PRESETS)}")
         memory = memory_of(body.user)
-        result = recalled(memory, body.message, body.conversation_id, body.now, body.preset)
+        result = memory.recall(body.message, body.conversation_id, body.now, PRESETS[body.preset])
         # Serialised once, here: returned as a model, it would be validated again first.
         return Response(result.model_dump_json(), media_type="application/json")
 
@@ -186,7 +168,7 @@ def create_app(
         if prompt is None:
             return {}
         session = payload.get("session_id")
-        result = recalled(memory_of(user), prompt, session if isinstance(session, str) else None)
+        result = memory_of(user).recall(prompt, session if isinstance(session, str) else None)
         return as_context(result.text) if result.text else {}
 
     @app.post("/ingest", status_code=202)

@@ -117,3 +117,82 @@ def test_missing_file_is_one_clear_line(capsys, tmp_path) -> None:
 def test_unknown_store_url(capsys) -> None:
     result = run_cli(capsys, "--store", "postgres://x", "stats")
     assert result.code == ConfigError.exit_code and "unknown store URL" in result.err
+
+
+def _keys(store: Store, user: str) -> dict[str, list[float]]:
+    return {key.text: list(key.vector) for key in store.list_keys(user, with_vectors=True)}
+
+
+def test_an_export_with_vectors_imports_without_embedding_again(
+    capsys, target, tmp_path: Path, monkeypatch
+) -> None:
+    options, store, user = target
+    assert run_cli(capsys, *options, "import", str(SEED_GRAPH)).code == 0
+    out_file = tmp_path / "with-vectors.json"
+    assert run_cli(capsys, *options, "export", "--vectors", str(out_file)).code == 0
+    carried = json.loads(out_file.read_text())["vectors"]
+    assert carried["model"] == "all-MiniLM-L6-v2" and carried["dimensions"] == 384
+    assert set(carried["float32"]) == set(_keys(store, user))
+
+    # Into a second memory on the same model: every key comes from the file.
+    from pegasus.embed import CachedEmbedder
+
+    asked: list[str] = []
+    embed_batch = CachedEmbedder.embed_batch
+
+    def noted(self: CachedEmbedder, texts: list[str]):
+        asked.extend(texts)
+        return embed_batch(self, texts)
+
+    monkeypatch.setattr(CachedEmbedder, "embed_batch", noted)
+    other = options[:-1] + [options[-1] + "-copy"]
+    try:
+        result = run_cli(capsys, *other, "import", str(out_file))
+        assert result.code == 0, result.err
+        assert not set(asked) & set(carried["float32"])
+        assert _keys(store, other[-1]) == _keys(store, user)
+        recalled = [run_cli(capsys, *o, "recall", "How is Joshua doing at Deloitte?").out
+                    for o in (options, other)]  # fmt: skip
+        assert recalled[0] == recalled[1] and "Joshua" in recalled[0]
+    finally:
+        wipe(store, other[-1])
+
+
+def test_vectors_of_another_model_are_embedded_again(capsys, target, tmp_path: Path) -> None:
+    options, store, user = target
+    assert run_cli(capsys, *options, "import", str(SEED_GRAPH)).code == 0
+    assert run_cli(capsys, *options, "export", "--vectors", str(tmp_path / "v.json")).code == 0
+    document = json.loads((tmp_path / "v.json").read_text())
+    document["vectors"]["model"] = "some-other-model"
+    document["vectors"]["float32"] = dict.fromkeys(document["vectors"]["float32"], "AAAAAAAAAAA=")
+    document["vectors"]["dimensions"] = 2
+    other = options[:-1] + [options[-1] + "-other"]
+    (tmp_path / "other.json").write_text(json.dumps(document))
+    try:
+        result = run_cli(capsys, *other, "import", str(tmp_path / "other.json"))
+        assert result.code == 0, result.err
+        assert "'some-other-model'" in result.out
+        assert _keys(store, other[-1]) == _keys(store, user)
+    finally:
+        wipe(store, other[-1])
+
+
+@pytest.mark.parametrize(
+    "vectors",
+    [
+        {"model": "all-MiniLM-L6-v2", "dimensions": 384, "float32": {"Evan": "not base64!"}},
+        {"model": "all-MiniLM-L6-v2", "dimensions": 384, "float32": {"Evan": "AAAAAA=="}},
+        {"model": "all-MiniLM-L6-v2", "dimensions": 1, "float32": {"Evan": "AADAfw=="}},  # NaN
+        {"dimensions": 384, "float32": {}},
+        ["not", "an", "object"],
+    ],
+)
+def test_malformed_vectors_are_refused_and_nothing_is_written(
+    capsys, target, tmp_path: Path, vectors
+) -> None:
+    options, store, user = target
+    document = json.loads(SEED_GRAPH.read_text()) | {"vectors": vectors}
+    (tmp_path / "bad.json").write_text(json.dumps(document))
+    result = run_cli(capsys, *options, "import", str(tmp_path / "bad.json"))
+    assert result.code == 2 and "vectors" in result.err
+    assert store.stats(user).nodes == 0

@@ -9,14 +9,11 @@ import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
 from pathlib import Path
 
 import httpx
 
 from bench.faults import free_port
-from bench.service import children
 from pegasus.config import service_file
 from pegasus.memory import Pegasus
 from tests.conftest import SEED_GRAPH
@@ -130,55 +127,3 @@ def test_a_second_service_is_refused_and_the_first_goes_on(tmp_path) -> None:
     assert first.returncode == 0
     assert output.count("POST /recall") == 1, output  # the first command's, not the other's
     assert not service_file().exists()
-
-
-def helpers_of(pid: int) -> list[int]:
-    """The recall workers ``pid`` spawned (multiprocessing's own tracker aside)."""
-    return children(pid, "spawn_main")
-
-
-def test_recall_workers_answer_as_the_service_does(tmp_path) -> None:
-    store_url = f"sqlite:///{tmp_path / 'served.db'}"
-    asked = {"user": "default", "message": "What did Joshua say about the Nova AI offer?",
-             "now": "2026-06-01T12:00:00+00:00"}  # fmt: skip
-    with Pegasus(store_url) as core:
-        memory = core.for_user("default")
-        memory.import_file(SEED_GRAPH)
-        here = memory.recall(asked["message"], now=datetime.fromisoformat(asked["now"]))
-    assert here.used_edges
-    port = free_port()
-    process = serve_process(store_url, port, None, "--recall-workers", "2")
-    again: list[int] = []  # the helpers at the end, which must stop with the service
-    try:
-        url = f"http://127.0.0.1:{port}"
-        answering(url)
-        helpers = helpers_of(process.pid)
-        assert len(helpers) == 2
-        with ThreadPoolExecutor(4) as pool:  # side by side, as clients ask
-            answers = list(
-                pool.map(lambda _: httpx.post(f"{url}/recall", json=asked, timeout=60), range(8))
-            )
-        assert {answer.status_code for answer in answers} == {200}
-        for answer in answers:
-            assert answer.json() == json.loads(here.model_dump_json())
-        # What a helper writes (the claims a conversation was shown) is the store's.
-        httpx.post(f"{url}/recall", json={**asked, "conversation_id": "c1"}).raise_for_status()
-        closed = httpx.post(f"{url}/close", json={"user": "default", "conversation_id": "c1"})
-        assert closed.json()["reinforced"] == len(here.used_edges)
-        # A helper that dies costs at most one recall a 503; the helpers are started
-        # again and answer the next.
-        os.kill(helpers[0], signal.SIGKILL)
-        statuses = [httpx.post(f"{url}/recall", json=asked, timeout=120).status_code
-                    for _ in range(3)]  # fmt: skip
-        assert statuses.count(503) <= 1 and statuses[-1] == 200, statuses
-        assert statuses.count(200) + statuses.count(503) == 3
-        again = helpers_of(process.pid)
-        assert len(again) == 2 and helpers[0] not in again
-    finally:
-        process.send_signal(signal.SIGTERM)
-        output = process.communicate(timeout=120)[0]
-    assert process.returncode == 0, output
-    deadline = time.monotonic() + 30
-    while any(Path(f"/proc/{pid}").exists() for pid in again) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not any(Path(f"/proc/{pid}").exists() for pid in again)  # stopped with the service

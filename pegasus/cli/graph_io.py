@@ -34,6 +34,9 @@ def import_(
     )
     out.print(f"imported {report.nodes} nodes and {report.edges} edges into {memory.user!r}"
               + merged, highlight=False)  # fmt: skip
+    if report.vectors_of:
+        out.print(f"embedded the names again: the file's vectors are of {report.vectors_of!r}, "
+                  f"this memory uses {memory.embedder.name!r}", highlight=False)  # fmt: skip
     if report.self_kept:
         out.print(f"kept {report.self_kept} as the user's own node (the file names another)",
                   highlight=False)  # fmt: skip
@@ -44,9 +47,12 @@ def export(
     file: Annotated[
         Path | None, typer.Argument(help="Where to write; standard output when left out.")
     ] = None,
+    vectors: Annotated[
+        bool, typer.Option(help="Carry the keys' vectors: an import on one model embeds nothing.")
+    ] = False,
 ) -> None:
     """Export the whole memory (every field) in the interchange format."""
-    text = ctx.obj.memory.export_json()
+    text = ctx.obj.memory.export_json(vectors)
     if file is None:
         typer.echo(text, nl=False)
     else:

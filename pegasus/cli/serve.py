@@ -13,7 +13,7 @@ import typer
 from filelock import FileLock, Timeout
 
 from pegasus.client import store_key
-from pegasus.errors import ConfigError, ValidationError
+from pegasus.errors import ConfigError
 from pegasus.paths import DEFAULT_HOST, DEFAULT_PORT
 
 
@@ -26,15 +26,6 @@ def serve(
     ] = True,
     at: Annotated[str, typer.Option(help="Time of day for the decay pass (HH:MM).")] = "03:00",
     timezone: Annotated[str, typer.Option(help="Time zone of --at.")] = "UTC",
-    recall_workers: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            help="Helper processes that answer recalls, for a busy service with cores to "
-            "spare (0: the service answers them). Each holds the model and the memories "
-            "it recalls from once more.",
-        ),
-    ] = 0,
 ) -> None:
     """Run the memory service: one process holding the store, the embedding model and the
     recall reference, answering a JSON HTTP API (OpenAPI at /docs). Only this
@@ -48,7 +39,6 @@ def serve(
     from pegasus.guard import check_exposure
     from pegasus.memory import Pegasus
     from pegasus.paths import jobs_dir
-    from pegasus.recall_workers import RecallWorkers
     from pegasus.service import create_app
     from pegasus.time.scheduler import parse_clock, start_daily
 
@@ -64,14 +54,10 @@ def serve(
     listener = bind(host, port)
     core = Pegasus(ctx.obj.store)
     store_url = core.settings.store_url()
-    if recall_workers and store_url.endswith(":memory:"):
-        raise ValidationError("--recall-workers needs a store they can open too, not :memory:")
     scheduler = start_daily(core.decay, parse_clock(at), timezone) if decay else None
     # The model loads before the service says where it is: a client that finds it
     # never waits for the first recall.
-    workers = RecallWorkers(store_url, recall_workers) if recall_workers else None
-    app = create_app(core, token=core.settings.token, jobs_folder=jobs_dir(), workers=workers,
-                     host=host)  # fmt: skip
+    app = create_app(core, token=core.settings.token, jobs_folder=jobs_dir(), host=host)
     discovery = service_file()
     address = f"[{host}]" if ":" in host else host  # an IPv6 address is bracketed in a URL
     discovery.write_text(json.dumps({"url": f"http://{address}:{port}", "pid": os.getpid(),
@@ -89,8 +75,6 @@ def serve(
         discovery.unlink(missing_ok=True)
         if scheduler is not None:
             scheduler.shutdown(wait=True)
-        if workers is not None:
-            workers.close()
         if not app.state.ingests.busy:
             core.close()
         lock.release()  # last: a next service never meets this one's writes

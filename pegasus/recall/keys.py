@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
 
 from pegasus.embed import Embedder
 from pegasus.interchange import Graph
@@ -86,24 +89,33 @@ def _missing(store: Store, user: str, graph: Graph) -> tuple[list[str], list[str
     return missing, [key_id for key_id in have if key_id not in wanted], wanted
 
 
-def _embedded(embedder: Embedder, ids: list[str], wanted: dict) -> list[EmbeddingKey]:
-    """The keys ``ids`` with their vectors. Texts already embedded are never embedded
-    again."""
-    vectors = embedder.embed_batch([wanted[key_id][0] for key_id in ids]) if ids else []
+def _embedded(
+    embedder: Embedder, ids: list[str], wanted: dict, known: Mapping[str, Any] | None = None
+) -> list[EmbeddingKey]:
+    """The keys ``ids`` with their vectors: taken from ``known`` (text -> vector, of
+    this embedder's model) where it has the text, else embedded."""
+    known = known or {}
+    texts = [wanted[key_id][0] for key_id in ids if wanted[key_id][0] not in known]
+    fresh = dict(zip(texts, embedder.embed_batch(texts), strict=True)) if texts else {}
     return [
-        EmbeddingKey(id=key_id, text=wanted[key_id][0], ref=wanted[key_id][1],
-                     kind=wanted[key_id][2], vector=vector.tolist())
-        for key_id, vector in zip(ids, vectors, strict=True)
+        EmbeddingKey(id=key_id, text=text, ref=wanted[key_id][1], kind=wanted[key_id][2],
+                     vector=np.asarray(known[text] if text in known else fresh[text]).tolist())
+        for key_id in ids
+        for text in (wanted[key_id][0],)
     ]  # fmt: skip
 
 
 def missing_keys(
-    store: Store, user: str, embedder: Embedder, graph: Graph
+    store: Store,
+    user: str,
+    embedder: Embedder,
+    graph: Graph,
+    known: Mapping[str, Any] | None = None,
 ) -> tuple[list[EmbeddingKey], list[str]]:
-    """What the stored keys lack for ``graph`` (embedded here) and which stored keys
-    name nothing in it."""
+    """What the stored keys lack for ``graph`` (embedded here, unless ``known`` holds
+    the text's vector) and which stored keys name nothing in it."""
     missing, stale, wanted = _missing(store, user, graph)
-    return _embedded(embedder, missing, wanted), stale
+    return _embedded(embedder, missing, wanted, known), stale
 
 
 SYNC_BATCH = 5_000  # keys per write: a reindex of a large memory stays within a

@@ -19,7 +19,9 @@ class ImportReport(BaseModel):
     conversations: int = 0
     merged_nodes: int = 0  # ids the memory already held: merged, not replaced
     merged_edges: int = 0
-    keys: int = 0  # names embedded for recall
+    keys: int = 0  # keys added for recall (names, relations, claims)
+    keys_carried: int = 0  # of them, with the vector the file carried (not embedded)
+    vectors_of: str | None = None  # the model of vectors the file carried but that went unused
     self_kept: str | None = None  # the memory's own self node, kept over the file's
 
 
