@@ -50,6 +50,7 @@ test: install install-node install-clients
 lint: install
 	$(VENV)/bin/ruff check pegasus tests bench scripts
 	$(VENV)/bin/ruff format --check pegasus tests bench scripts
+	$(VENV)/bin/lint-imports --no-cache
 
 neo4j-up: install
 	PYTHON=$(PY) ./scripts/neo4j-up.sh

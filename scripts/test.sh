@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 
+"$(dirname "$PYTHON")/lint-imports" --no-cache  # the layers of pyproject.toml, no circles
 ./scripts/browser.sh
 (cd integrations/opencode && npm test)  # builds the plugin the end-to-end test loads
 PEGASUS_REQUIRE_NEO4J=1 PEGASUS_REQUIRE_BROWSER=1 PEGASUS_REQUIRE_OPENCODE=1 \

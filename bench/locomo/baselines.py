@@ -12,7 +12,7 @@ from rank_bm25 import BM25Okapi
 
 from pegasus.embed import Embedder
 from pegasus.recall.inject import tokens
-from pegasus.recall.text import words
+from pegasus.text import words
 
 RRF_K = 60  # the usual constant of reciprocal-rank fusion
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import platformdirs
 
-from pegasus.embed import DEFAULT_MODEL, Embedder, SentenceTransformerEmbedder, bundled_path
+from pegasus.embed.base import DEFAULT_MODEL, Embedder, SentenceTransformerEmbedder, bundled_path
 from pegasus.errors import ConfigError
 
 Run = Callable[[Sequence[str]], np.ndarray]

@@ -17,10 +17,9 @@ import numpy as np
 
 from pegasus.model import CLAIM_KEY, EmbeddingKey
 from pegasus.recall.presets import RecallSettings
-from pegasus.recall.text import content_words
-from pegasus.recall.text import words as text_words
 from pegasus.stores import Store
-from pegasus.write.merge import formal_names
+from pegasus.text import content_words, formal_names
+from pegasus.text import words as text_words
 
 NAMES = re.compile(r"\b[A-Z][a-z]+\b")  # capitalised words: maybe someone's first name
 RRF_K = 10  # a small constant: the first few places of each ranking count most

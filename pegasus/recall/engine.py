@@ -7,64 +7,27 @@ import contextvars
 import re
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
-from pydantic import BaseModel, Field
 
 from pegasus.embed import Embedder
-from pegasus.model import NAME_KEYS, NODE_KEY, Edge, EmbeddingKey, Node, utcnow
+from pegasus.model import NAME_KEYS, NODE_KEY, Edge, EmbeddingKey, utcnow
 from pegasus.recall import activation as act
 from pegasus.recall import explain
-from pegasus.recall.cues import ClaimCue, claims_meant, claims_worded, fused
-from pegasus.recall.explain import Fired, Shown
+from pegasus.recall.cues import claims_meant, claims_worded, fused
+from pegasus.recall.explain import RecallResult, Trace
 from pegasus.recall.inject import build_block
 from pegasus.recall.keys import node_key_id, node_key_texts
 from pegasus.recall.ordinary import Ordinariness
 from pegasus.recall.presets import DEFAULT, RecallSettings
 from pegasus.recall.rank import edge_scores, past_claims, past_label
-from pegasus.recall.seeds import Hit, Seeds, accept, centred_scores, collect, csls, seed_activation
-from pegasus.recall.text import content_words, phrases, possessive_phrases
+from pegasus.recall.seeds import Hit, accept, centred_scores, collect, csls, seed_activation
 from pegasus.recall.when import window
 from pegasus.stores import Store
+from pegasus.text import content_words, phrases, possessive_phrases
 from pegasus.time.decay import RULE, DecayRule, edge_state
-
-
-class RecallResult(BaseModel):
-    """What recall found for one message; ``model_dump_json`` is ``recall --json``."""
-
-    message: str
-    seeds: list[dict[str, Any]] = Field(default_factory=list)
-    fired: list[Fired] = Field(default_factory=list)
-    memory: list[str] = Field(default_factory=list)
-    context: list[str] = Field(default_factory=list)
-    text: str = ""
-    used_edges: list[str] = Field(default_factory=list)
-    shown: list[Shown] = Field(default_factory=list)  # each claim in the block, and why
-
-
-@dataclass
-class Trace:
-    """Every step of one recall, for explanations."""
-
-    result: RecallResult
-    self_id: str | None = None
-    seeds: Seeds | None = None
-    cues: dict[str, ClaimCue] = field(default_factory=dict)
-    lifted: dict[str, str] = field(default_factory=dict)  # node id -> claim that lit it
-    state: dict[str, act.Activation] = field(default_factory=dict)
-    nodes: dict[str, Node] = field(default_factory=dict)
-    edges: list[Edge] = field(default_factory=list)
-    scores: dict[str, float] | None = None
-    past: dict[str, Edge] = field(default_factory=dict)  # history the message reached
-
-    @cached_property
-    def edge_by_id(self) -> dict[str, Edge]:
-        """The pulled edges by id (read once the pull is complete)."""
-        return {edge.id: edge for edge in self.edges}
 
 
 def is_live(edge: Edge) -> bool:
@@ -198,7 +161,15 @@ class Recaller:
         found = self.store.find_nodes(user, name) or self.store.get_nodes(user, [name])
         if not found:
             return f"nothing in memory is called {name!r}"
-        return explain.why_not(self.trace(user, message, now), found[0], self, user, message)
+        node = found[0]
+
+        def no_cue() -> str:
+            keys = explain.keys_of(self.store.list_keys(user, with_vectors=True), node.id)
+            units = self.units(message) or [message]
+            vectors = self.embedder.embed_batch([*units, message])
+            return explain.best_cue(keys, units, vectors, self.settings)
+
+        return explain.why_not(self.trace(user, message, now), node, self.settings, no_cue)
 
     def _beside(self, user: str, looked: object, work: Callable[[], T]) -> Future[T]:
         """``work`` started on a thread of ``BESIDE``, sharing the recall's look at the

@@ -9,16 +9,19 @@ by the firing or token budget."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from pegasus.model import CLAIM_KEY, NODE_KEY, Edge, Node
+from pegasus.model import CLAIM_KEY, NODE_KEY, Edge, EmbeddingKey, Node
 from pegasus.recall.activation import Activation
-
-if TYPE_CHECKING:
-    from pegasus.recall.engine import Recaller, Trace
+from pegasus.recall.cues import ClaimCue
+from pegasus.recall.presets import RecallSettings
+from pegasus.recall.seeds import Seeds
 
 
 class Fired(BaseModel):
@@ -41,6 +44,40 @@ class Shown(BaseModel):
     strength: float
     said: str  # when it was said or last confirmed
     about: str = ""  # the time it is about, when one was stored
+
+
+class RecallResult(BaseModel):
+    """What recall found for one message; ``model_dump_json`` is ``recall --json``."""
+
+    message: str
+    seeds: list[dict[str, Any]] = Field(default_factory=list)
+    fired: list[Fired] = Field(default_factory=list)
+    memory: list[str] = Field(default_factory=list)
+    context: list[str] = Field(default_factory=list)
+    text: str = ""
+    used_edges: list[str] = Field(default_factory=list)
+    shown: list[Shown] = Field(default_factory=list)  # each claim in the block, and why
+
+
+@dataclass
+class Trace:
+    """Every step of one recall, for explanations."""
+
+    result: RecallResult
+    self_id: str | None = None
+    seeds: Seeds | None = None
+    cues: dict[str, ClaimCue] = field(default_factory=dict)
+    lifted: dict[str, str] = field(default_factory=dict)  # node id -> claim that lit it
+    state: dict[str, Activation] = field(default_factory=dict)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    edges: list[Edge] = field(default_factory=list)
+    scores: dict[str, float] | None = None
+    past: dict[str, Edge] = field(default_factory=dict)  # history the message reached
+
+    @cached_property
+    def edge_by_id(self) -> dict[str, Edge]:
+        """The pulled edges by id (read once the pull is complete)."""
+        return {edge.id: edge for edge in self.edges}
 
 
 def _name(trace: Trace, node_id: str) -> str:
@@ -109,21 +146,17 @@ def _touches(edge_id: str, node_id: str) -> bool:
     return edge_id.startswith(f"{node_id}::") or edge_id.endswith(f"::{node_id}")
 
 
-def _best_cue(recaller: Recaller, user: str, message: str, node: Node) -> str:
-    """The closest any part of the message came to the node's names and claims."""
-    keys = [
-        key
-        for key in recaller.store.list_keys(user, with_vectors=True)
-        if (key.kind == NODE_KEY and key.ref == node.id)
-        or (key.kind == CLAIM_KEY and _touches(key.ref, node.id))
-    ]
+def best_cue(
+    keys: list[EmbeddingKey], units: list[str], vectors: np.ndarray, settings: RecallSettings
+) -> str:
+    """The closest any part of the message came to a node's names and claims:
+    ``keys`` are the node's name and claim keys with their vectors, ``vectors`` the
+    message's ``units`` then the message itself."""
     if not keys:
         return "it has no search keys (run pegasus reindex)"
-    units = recaller.units(message) or [message]
-    vectors = recaller.embedder.embed_batch([*units, message])
     matrix = np.asarray([key.vector for key in keys], np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     scores = vectors @ matrix.T
     names = [i for i, key in enumerate(keys) if key.kind == NODE_KEY]
     claims = [i for i, key in enumerate(keys) if key.kind == CLAIM_KEY]
@@ -132,17 +165,25 @@ def _best_cue(recaller: Recaller, user: str, message: str, node: Node) -> str:
         u, k = np.unravel_index(np.argmax(scores[:-1, names]), (len(units), len(names)))
         said.append(f"best name match '{units[u]}' ~ '{keys[names[k]].text}' at "
                     f"{scores[u, names[k]]:.2f} (seeds from "
-                    f"{recaller.settings.seed_threshold:.2f})")  # fmt: skip
+                    f"{settings.seed_threshold:.2f})")  # fmt: skip
     if claims:
         k = int(np.argmax(scores[-1, claims]))
         said.append(f"best claim match at {scores[-1, claims[k]]:.2f} (reached from "
-                    f"{recaller.settings.claim_threshold:.2f} with a shared word, "
-                    f"{recaller.settings.claim_sure:.2f} alone)")  # fmt: skip
+                    f"{settings.claim_threshold:.2f} with a shared word, "
+                    f"{settings.claim_sure:.2f} alone)")  # fmt: skip
     return "; ".join(said)
 
 
-def why_not(trace: Trace, node: Node, recaller: Recaller, user: str, message: str) -> str:
-    settings = recaller.settings
+def keys_of(keys: list[EmbeddingKey], node_id: str) -> list[EmbeddingKey]:
+    """The node's name keys and the keys of its claims."""
+    return [key for key in keys
+            if (key.kind == NODE_KEY and key.ref == node_id)
+            or (key.kind == CLAIM_KEY and _touches(key.ref, node_id))]  # fmt: skip
+
+
+def why_not(trace: Trace, node: Node, settings: RecallSettings, no_cue: Callable[[], str]) -> str:
+    """Which step kept ``node`` out of the block; ``no_cue`` says how close the
+    message came when nothing reached it (:func:`best_cue`)."""
     result = trace.result
     mine = [e for e in trace.edges if node.id in (e.source, e.target)]
     if any(edge.id in result.used_edges for edge in mine):
@@ -158,4 +199,4 @@ def why_not(trace: Trace, node: Node, recaller: Recaller, user: str, message: st
         return (f"{node.name} was reached ({reached(activation, trace) or activation.via}) "
                 f"at {activation.score:.2f}, under the fire threshold "
                 f"{settings.fire_threshold:.2f}")  # fmt: skip
-    return f"no cue reached {node.name}: " + _best_cue(recaller, user, message, node)
+    return f"no cue reached {node.name}: " + no_cue()

@@ -18,7 +18,7 @@ import numpy as np
 
 from pegasus.config import data_dir
 from pegasus.embed import Embedder
-from pegasus.recall.text import is_content
+from pegasus.text import is_content
 
 VOCABULARY_SIZE = 3000
 NEIGHBOURS = 10

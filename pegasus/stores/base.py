@@ -44,7 +44,7 @@ from pegasus.model import (
     Usage,
     check_relation,
 )
-from pegasus.time.decay import DecayRule
+from pegasus.time.decay import DecayReport, DecayRule
 
 # Records were validated on the way in: the stores read them back without validation
 # (it dominated recall's reads), but still build the proper types, enum members by
@@ -146,12 +146,6 @@ class Stats(BaseModel):
     superseded: int = 0
     expired: int = 0
     cost: Usage = Field(default_factory=Usage)  # what learning the conversations cost
-
-
-class DecayReport(BaseModel):
-    edges: int = 0  # edges whose stored strength or state was recomputed
-    dormant: int = 0  # edges dormant after the pass
-    expired: int = 0  # edges expired after the pass
 
 
 def walk(

@@ -61,7 +61,6 @@ from pegasus.stores.base import (
     KINDS,
     STABILITIES,
     Changes,
-    DecayReport,
     Stats,
     Store,
     check_hops,
@@ -70,7 +69,7 @@ from pegasus.stores.base import (
 )
 from pegasus.stores.graph_copy import GraphCopy, HeldGraphs
 from pegasus.stores.vectors import SCAN_FROM, KeyVectors
-from pegasus.time.decay import DecayRule
+from pegasus.time.decay import DecayReport, DecayRule
 
 log = logging.getLogger(__name__)
 

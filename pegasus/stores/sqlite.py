@@ -38,7 +38,6 @@ from pegasus.stores.base import (
     KINDS,
     STABILITIES,
     Changes,
-    DecayReport,
     Stats,
     Store,
     checked,
@@ -47,7 +46,7 @@ from pegasus.stores.base import (
 )
 from pegasus.stores.graph_copy import GraphCopy, HeldGraphs
 from pegasus.stores.vectors import KeyVectors
-from pegasus.time.decay import SECONDS_PER_DAY, DecayRule, decayed
+from pegasus.time.decay import SECONDS_PER_DAY, DecayReport, DecayRule, decayed
 
 CHUNK = 500  # ids per IN (...) list, well under SQLite's variable limit
 BUSY_SECONDS = 30.0  # how long a write waits for another process's write to finish

@@ -21,6 +21,8 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
+from pydantic import BaseModel
+
 from pegasus.model import MAX_STRENGTH, Edge, Stability, aware
 
 DECAY_RATES: dict[str, float] = {
@@ -33,6 +35,14 @@ DECAY_RATES: dict[str, float] = {
 DORMANT_BELOW = 2.0
 REINFORCE_BY = 15.0
 SECONDS_PER_DAY = 86_400.0
+
+
+class DecayReport(BaseModel):
+    """What one pass did, as the store reports it."""
+
+    edges: int = 0  # edges whose stored strength or state was recomputed
+    dormant: int = 0  # edges dormant after the pass
+    expired: int = 0  # edges expired after the pass
 
 
 def days_between(earlier: datetime, later: datetime) -> float:

@@ -16,7 +16,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 
 from pegasus.errors import ValidationError
-from pegasus.stores.base import DecayReport
+from pegasus.time.decay import DecayReport
 
 log = logging.getLogger("pegasus.scheduler")
 STOP_POLL_SECONDS = 0.2

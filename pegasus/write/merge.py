@@ -10,13 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cache
 
-from nicknames import NickNamer
 from rapidfuzz.distance import Levenshtein
 
-from pegasus.model import Kind, Node, name_key
-from pegasus.recall.text import words
+from pegasus.model import Kind, Node
+from pegasus.text import fold, nickname_forms, words
 
 EDIT_SIMILARITY = 0.80  # one minus normalised edit distance, above which names resemble
 WORD_SHARE = 0.5  # share of each name's words in common, at or above which they resemble
@@ -34,36 +32,6 @@ class Decision:
     rule: str  # exact, alias, nickname, resemblance, hint, none
     target: str | None = None  # the node to merge into
     candidates: tuple[str, ...] = field(default=())  # nodes for review
-
-
-@cache
-def _namer() -> NickNamer:
-    return NickNamer()
-
-
-def fold(name: str) -> str:
-    return name_key(name)
-
-
-def nickname_forms(name: str) -> set[str]:
-    """Other forms of a person's name by its first word: 'Bill Smith' ->
-    {'william smith', 'will smith', ...} (the maintained nicknames dataset)."""
-    parts = fold(name).split(" ")
-    first, rest = parts[0], parts[1:]
-    namer = _namer()
-    related = namer.nicknames_of(first) | namer.canonicals_of(first)
-    for canonical in namer.canonicals_of(first):
-        related |= namer.nicknames_of(canonical)
-    related.discard(first)
-    return {" ".join([form, *rest]) for form in related}
-
-
-def formal_names(first_name: str) -> set[str]:
-    """The formal names a nickname stands for ('bill' -> {'william'}); for a formal
-    name, its usual nicknames ('william' -> {'bill', 'will', ...})."""
-    namer = _namer()
-    word = fold(first_name)
-    return (namer.canonicals_of(word) or namer.nicknames_of(word)) - {word}
 
 
 def edit_similarity(a: str, b: str) -> float:

@@ -21,12 +21,12 @@ from pegasus.model import Conversation, Node, utcnow
 from pegasus.recall.engine import Recaller
 from pegasus.recall.keys import key_changes
 from pegasus.stores import Changes, Store
+from pegasus.text import fold
 from pegasus.time.decay import RULE, DecayRule
 from pegasus.write.clean import clean_batch
 from pegasus.write.commit import Plan, plan_commit
 from pegasus.write.context import graph_context
 from pegasus.write.extract import Extraction, Extractor, Journal
-from pegasus.write.merge import fold
 from pegasus.write.provenance import attribute, ground
 from pegasus.write.resolve import Resolver, stored_self
 from pegasus.write.transcript import MAX_TURN_CHARS, Transcript

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from rapidfuzz import fuzz
 
 from pegasus.model import name_key
-from pegasus.recall.text import content_words, is_content, words
+from pegasus.text import content_words, is_content, words
 from pegasus.write.clean import Batch, Entity, Relation, is_placeholder
 from pegasus.write.transcript import Turn
 

@@ -16,9 +16,10 @@ from pegasus.errors import LLMError
 from pegasus.llm import LLM
 from pegasus.model import NODE_KEY, Kind, Node, node_id
 from pegasus.stores import Store
+from pegasus.text import fold, nickname_forms
 from pegasus.write.clean import Batch, Entity, is_placeholder
 from pegasus.write.extract import Journal
-from pegasus.write.merge import Action, decide, fold, nickname_forms
+from pegasus.write.merge import Action, decide
 from pegasus.write.review import Verdict, parse_answer, review_messages
 from pegasus.write.transcript import Transcript
 

@@ -1,5 +1,6 @@
-"""Splitting a message into the units that get embedded: content words and the
-phrases they form (so that "red tape" can meet "bureaucracy")."""
+"""Words and names as both the write path and recall read them: a text's content
+words and the phrases they form (so that "red tape" can meet "bureaucracy"), and the
+other forms of a person's name."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import re
 import unicodedata
 from functools import cache
 
+from nicknames import NickNamer
 from stop_words import get_stop_words
+
+from pegasus.model import name_key
 
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 MAX_PHRASE = 3
@@ -68,3 +72,33 @@ def possessive_phrases(text: str, owner: str) -> list[str]:
         if run:
             found.append(f"{owner}'s {' '.join(run)}")
     return list(dict.fromkeys(found))
+
+
+@cache
+def _namer() -> NickNamer:
+    return NickNamer()
+
+
+def fold(name: str) -> str:
+    return name_key(name)
+
+
+def nickname_forms(name: str) -> set[str]:
+    """Other forms of a person's name by its first word: 'Bill Smith' ->
+    {'william smith', 'will smith', ...} (the maintained nicknames dataset)."""
+    parts = fold(name).split(" ")
+    first, rest = parts[0], parts[1:]
+    namer = _namer()
+    related = namer.nicknames_of(first) | namer.canonicals_of(first)
+    for canonical in namer.canonicals_of(first):
+        related |= namer.nicknames_of(canonical)
+    related.discard(first)
+    return {" ".join([form, *rest]) for form in related}
+
+
+def formal_names(first_name: str) -> set[str]:
+    """The formal names a nickname stands for ('bill' -> {'william'}); for a formal
+    name, its usual nicknames ('william' -> {'bill', 'will', ...})."""
+    namer = _namer()
+    word = fold(first_name)
+    return (namer.canonicals_of(word) or namer.nicknames_of(word)) - {word}
