@@ -28,7 +28,7 @@ from pegasus.embed import default_embedder
 from pegasus.memory import Memory
 from pegasus.model import CLAIM_KEY, NAME_KEYS
 from pegasus.recall.presets import DEFAULT
-from pegasus.stores import neo4j as neo4j_store
+from pegasus.stores.neo4j import store as neo4j_store
 from pegasus.stores.base import Store
 from pegasus.text import content_words
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import sys
 import time
 from collections import Counter
@@ -26,15 +25,12 @@ from urllib.parse import urlparse
 import pydantic
 from pydantic import AliasChoices
 
-from pegasus.config import Settings, config_file, data_dir, load_settings
+from pegasus.config import Settings, config_file, load_settings
 from pegasus.errors import ConfigError, PegasusError
+from pegasus.stores.base import OK, PROBLEM, WARNING, Diagnosis
 
-OK, WARNING, PROBLEM = "ok", "warning", "problem"
-NEO4J_CONNECT_SECONDS = 5.0  # a server that has not answered by then counts as unreachable
-NEO4J_MINIMUM = (5, 26)  # dynamic labels (SET n:$(kind)) arrived in 5.26
 LLM_SECONDS = 20.0  # the --llm request waits at most this long (or PEGASUS_LLM_TIMEOUT if less)
 SECRETS = {"neo4j_password", "llm_api_key", "token"}  # shown as "set", never printed
-START_NEO4J = "start it ('make neo4j-up' in a checkout, or any Neo4j 5.26+) or correct the URL"
 
 
 @dataclass
@@ -46,10 +42,6 @@ class Check:
     message: str
     fix: str = ""
     details: dict[str, Any] = field(default_factory=dict)
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 # --- the settings ---------------------------------------------------------------
@@ -169,245 +161,16 @@ def check_config(user: str | None) -> tuple[Check, Settings]:
 
 
 # --- Neo4j ----------------------------------------------------------------------
-def _version(agent: str) -> tuple[int, ...]:
-    found = re.search(r"(\d+)\.(\d+)", agent)
-    return (int(found[1]), int(found[2])) if found else ()
-
-
-class Unreachable(Exception):
-    """A Neo4j server that cannot be used, with what to do about it."""
-
-    def __init__(self, message: str, fix: str) -> None:
-        super().__init__(message)
-        self.fix = fix
-
-
-def _neo4j_server(uri: str, settings: Settings, schema: bool = False) -> dict[str, Any]:
-    """Connect within a few seconds: the server's version and (with ``schema``) the
-    state of every index. Raises :class:`Unreachable`."""
-    import neo4j
-    from neo4j.exceptions import AuthError, ConfigurationError, DriverError, Neo4jError
-
-    from pegasus.stores.neo4j import credentials, cypher
-
-    try:
-        driver = neo4j.GraphDatabase.driver(
-            uri,
-            auth=credentials(settings),
-            connection_timeout=NEO4J_CONNECT_SECONDS,
-            connection_acquisition_timeout=NEO4J_CONNECT_SECONDS * 2,
-            notifications_min_severity="OFF",
-        )
-    except (ValueError, ConfigurationError) as exc:
-        raise Unreachable(
-            f"{uri!r} is not a Neo4j URL: {_one_line(exc)}",
-            "use bolt://host:7687 or neo4j://host:7687",
-        ) from exc
-    try:
-        info = driver.get_server_info()
-        found: dict[str, Any] = {"agent": info.agent, "version": _version(info.agent)}
-        if schema:
-            with driver.session() as session:
-                rows = session.run(cypher("indexes")).data()
-            found["indexes"] = {row["name"]: row["state"] for row in rows}
-        return found
-    except AuthError as exc:
-        raise Unreachable(
-            f"Neo4j at {uri} refused the login: {_one_line(exc)}",
-            "set NEO4J_USER and NEO4J_PASSWORD to a login of that server",
-        ) from exc
-    except (DriverError, Neo4jError, OSError) as exc:
-        raise Unreachable(f"cannot reach Neo4j at {uri}: {_one_line(exc)}", START_NEO4J) from exc
-    finally:
-        driver.close()
-
-
-def _version_problem(found: dict[str, Any]) -> str | None:
-    if found["version"] and found["version"] < NEO4J_MINIMUM:
-        return f"{found['agent']} is too old: Pegasus needs Neo4j 5.26 or later"
-    return None
-
-
-def _schema_names() -> list[str]:
-    """The constraints and indexes the store creates (cypher/schema.cypher)."""
-    from pegasus.stores.neo4j import cypher
-
-    pattern = r"CREATE\s+(?:\w+\s+)?(?:CONSTRAINT|INDEX)\s+(\w+)\s+IF\s+NOT\s+EXISTS"
-    return re.findall(pattern, cypher("schema"), flags=re.IGNORECASE)
-
-
-def _check_neo4j_store(url: str, settings: Settings) -> Check:
-    from pegasus.stores import open_store
-
-    try:
-        found = _neo4j_server(url, settings)
-    except Unreachable as exc:
-        return Check("store", PROBLEM, str(exc), exc.fix)
-    too_old = _version_problem(found)
-    if too_old:
-        return Check("store", PROBLEM, too_old, "upgrade the server to Neo4j 5.26 or later")
-    try:  # opening creates whatever part of the schema is missing
-        open_store(url, settings).close()
-        found = _neo4j_server(url, settings, schema=True)
-    except PegasusError as exc:
-        return Check("store", PROBLEM, str(exc), "check the server's log and the login's rights")
-    except Unreachable as exc:
-        return Check("store", PROBLEM, str(exc), exc.fix)
-    names = _schema_names()
-    missing = [name for name in names if name not in found["indexes"]]
-    offline = {
-        name: state
-        for name in names
-        if (state := found["indexes"].get(name)) is not None and state != "ONLINE"
-    }
-    details = {"server": found["agent"], "indexes": {n: found["indexes"].get(n) for n in names}}
-    if missing or any(state == "FAILED" for state in offline.values()):
-        broken = missing + [name for name, state in offline.items() if state == "FAILED"]
-        return Check(
-            "store",
-            PROBLEM,
-            f"{url} ({found['agent']}): index {', '.join(broken)} missing or failed",
-            "drop the failed index (DROP INDEX name) and run any pegasus command to recreate it",
-            details,
-        )
-    if offline:
-        states = ", ".join(f"{name} {state}" for name, state in offline.items())
-        return Check(
-            "store",
-            WARNING,
-            f"{url} ({found['agent']}): {states}",
-            "wait for the indexes to come online; recall is slow or partial until then",
-            details,
-        )
-    return Check(
-        "store",
-        OK,
-        f"{url}: {found['agent']}, schema in place ({len(names)} constraints and indexes online)",
-        details=details,
-    )
-
-
 # --- the store ------------------------------------------------------------------
-def _writable(folder: Path) -> bool:
-    return os.access(folder, os.W_OK | os.X_OK)
-
-
-def _nearest_existing(path: Path) -> Path:
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path
-
-
-def _check_sqlite(url: str, settings: Settings) -> Check:
-    from pegasus.paths import sqlite_file
-    from pegasus.stores import open_store
-    from pegasus.stores.sqlite import MIGRATIONS
-
-    try:
-        text = sqlite_file(url)
-    except ConfigError as exc:
-        return Check("store", PROBLEM, str(exc), "use sqlite:///path/to/memory.db")
-    if text == ":memory:":
-        return Check(
-            "store",
-            WARNING,
-            f"{url}: in memory, so every command starts empty and nothing is kept",
-            "use sqlite:///path/to/memory.db to keep memories",
-        )
-    path = Path(text)
-    folder = path.resolve().parent
-    redirect = "or point --store / PEGASUS_STORE at another file"
-    if not path.exists():
-        if folder.is_dir():
-            if not _writable(folder):
-                return Check(
-                    "store",
-                    PROBLEM,
-                    f"{url}: the folder {folder} is not writable",
-                    f"make it writable {redirect}",
-                )
-            return Check("store", OK, f"{path} does not exist yet: created on first use")
-        if folder == data_dir().resolve():  # the default place: made on first use
-            above = _nearest_existing(folder)
-            if not _writable(above):
-                return Check(
-                    "store",
-                    PROBLEM,
-                    f"{url}: cannot create {folder}: {above} is not writable",
-                    f"make {above} writable {redirect}",
-                )
-            message = f"{path} does not exist yet: created, with its folder, on first use"
-            return Check("store", OK, message)
-        return Check(
-            "store",
-            PROBLEM,
-            f"{url}: the folder {folder} does not exist",
-            f"create it (mkdir -p {folder}) {redirect}",
-        )
-    if path.is_dir():
-        return Check("store", PROBLEM, f"{url}: {path} is a folder", f"name a file {redirect}")
-    if not os.access(path, os.R_OK | os.W_OK):
-        return Check(
-            "store", PROBLEM, f"{url}: {path} is read-only", f"make it writable {redirect}"
-        )
-    if not _writable(folder):
-        return Check(
-            "store",
-            PROBLEM,
-            f"{url}: the folder {folder} is not writable (SQLite keeps its -wal and -shm files "
-            "beside the database)",
-            f"make it writable {redirect}",
-        )
-    try:
-        store = open_store(url, settings)  # applies any pending migration, as every command does
-    except PegasusError as exc:
-        return Check(
-            "store",
-            PROBLEM,
-            str(exc),
-            f"if it is not a Pegasus store (or is damaged), restore a backup {redirect}",
-        )
-    try:
-        applied = store.applied_migrations()  # type: ignore[attr-defined]
-    finally:
-        store.close()
-    expected = [name for name, _ in MIGRATIONS]
-    missing = [name for name in expected if name not in applied]
-    details = {"path": str(path), "bytes": path.stat().st_size, "migrations": applied}
-    if missing:
-        return Check(
-            "store",
-            PROBLEM,
-            f"{path}: migrations not applied: {', '.join(missing)}",
-            "check that the file is writable and not held by another program",
-            details,
-        )
-    size = path.stat().st_size
-    return Check(
-        "store",
-        OK,
-        f"{path}: {size / 1e6:.1f} MB, migrations applied ({len(applied)} of {len(expected)}), "
-        "folder writable",
-        details=details,
-    )
-
-
 def check_store(url: str, source: str, settings: Settings) -> Check:
-    from pegasus.stores import NEO4J, REGISTRY, open_store
+    from pegasus.stores import store_class
 
-    scheme = urlparse(url).scheme
-    if scheme == "sqlite":
-        check = _check_sqlite(url, settings)
-    elif REGISTRY.get(scheme) == NEO4J:
-        check = _check_neo4j_store(url, settings)
-    else:  # an unknown scheme, or a store added to the registry later
-        try:
-            open_store(url, settings).close()
-            check = Check("store", OK, f"{url} opens")
-        except PegasusError as exc:
-            check = Check("store", PROBLEM, str(exc), "set --store or PEGASUS_STORE to a valid URL")
-    check.details = {"url": url, "from": source, **check.details}
-    return check
+    try:
+        found = store_class(url).diagnose(url, settings)
+    except PegasusError as exc:
+        found = Diagnosis(PROBLEM, str(exc), "set --store or PEGASUS_STORE to a valid URL")
+    details = {"url": url, "from": source, **found.details}
+    return Check("store", found.status, found.message, found.fix, details)
 
 
 # --- the embedding model ----------------------------------------------------------
@@ -531,12 +294,14 @@ def check_llm(settings: Settings, contact: bool) -> Check:
 
 # --- a Neo4j server named by NEO4J_URI ---------------------------------------------
 def check_neo4j(settings: Settings, store_url: str) -> Check:
+    from pegasus.stores.neo4j.diagnose import Unreachable, server_info, version_problem
+
     uri = settings.neo4j_uri
     if not uri:
         return Check("neo4j", OK, "NEO4J_URI is not set: no Neo4j server to reach")
     is_store = uri == store_url
     try:
-        found = _neo4j_server(uri, settings)
+        found = server_info(uri, settings)
     except Unreachable as exc:
         if is_store:
             return Check("neo4j", PROBLEM, str(exc), exc.fix, {"uri": uri})
@@ -548,7 +313,7 @@ def check_neo4j(settings: Settings, store_url: str) -> Check:
             {"uri": uri},
         )
     details = {"uri": uri, "server": found["agent"], "is_store": is_store}
-    too_old = _version_problem(found)
+    too_old = version_problem(found)
     if too_old:
         status = PROBLEM if is_store else WARNING
         return Check("neo4j", status, too_old, "upgrade the server to Neo4j 5.26 or later", details)

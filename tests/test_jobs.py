@@ -92,7 +92,7 @@ def test_a_busy_store_is_tried_again_while_the_service_runs(
 ) -> None:
     """Another process holds the write lock longer than a write waits: the job waits
     with the store's reason, and is learned once the lock is let go, without a restart."""
-    monkeypatch.setattr("pegasus.stores.sqlite.BUSY_SECONDS", 0.2)
+    monkeypatch.setattr("pegasus.stores.sqlite.store.BUSY_SECONDS", 0.2)
     other = sqlite3.connect(tmp_path / "memory.db", isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
     ingests = IngestQueue(core, tmp_path / "jobs", llm_for(serve(sequence(EXTRACTION))),

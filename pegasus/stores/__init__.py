@@ -22,6 +22,7 @@ __all__ = [
     "Store",
     "deadline",
     "open_store",
+    "store_class",
     "within",
 ]
 
@@ -33,14 +34,18 @@ REGISTRY: dict[str, str] = {
 }
 
 
-def open_store(url: str, settings: Settings | None = None) -> Store:
-    """``sqlite:///path.db`` (or ``sqlite://`` in memory) for the embedded store,
-    ``bolt://`` or ``neo4j://`` URLs for Neo4j."""
+def store_class(url: str) -> type[Store]:
+    """The store class the URL's scheme names."""
     target = REGISTRY.get(urlparse(url).scheme)
     if target is None:
         raise ConfigError(
             f"unknown store URL {url!r}: use sqlite:///path.db or bolt://host:7687 (neo4j://...)"
         )
     module, name = target.split(":")
-    store_class: type[Store] = getattr(import_module(module), name)
-    return store_class.from_url(url, settings or load_settings())
+    return getattr(import_module(module), name)
+
+
+def open_store(url: str, settings: Settings | None = None) -> Store:
+    """``sqlite:///path.db`` (or ``sqlite://`` in memory) for the embedded store,
+    ``bolt://`` or ``neo4j://`` URLs for Neo4j."""
+    return store_class(url).from_url(url, settings or load_settings())

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -135,6 +136,25 @@ class Changes:
         return any(getattr(self, part.name) for part in fields(self))
 
 
+OK, WARNING, PROBLEM = "ok", "warning", "problem"
+
+
+@dataclass
+class Diagnosis:
+    """How a store stands, for ``pegasus doctor``: ok, warning or problem, with what
+    to do about it."""
+
+    status: str
+    message: str
+    fix: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def one_line(exc: BaseException) -> str:
+    """An error's message on one line (drivers' messages run over several)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
 class Stats(BaseModel):
     nodes: int = 0
     edges: int = 0
@@ -217,6 +237,13 @@ class Store(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    @classmethod
+    def diagnose(cls, url: str, settings: Settings) -> Diagnosis:
+        """How the store at ``url`` stands. Opening it may bring its schema up to date,
+        as any command does; nothing it holds changes."""
+        cls.from_url(url, settings).close()
+        return Diagnosis(OK, f"{url} opens")
 
     def warm(self, user: str) -> None:
         """Read now what the owner's searches keep in memory (seconds for a large

@@ -10,8 +10,8 @@ from pegasus.errors import ValidationError
 from pegasus.interchange import Graph, parse_graph
 from pegasus.model import Conversation, Edge, EmbeddingKey, Node, edge_id
 from pegasus.stores import Changes, Store
-from pegasus.stores import neo4j as neo4j_store
-from pegasus.stores import sqlite as sqlite_store
+from pegasus.stores.neo4j import store as neo4j_store
+from pegasus.stores.sqlite import store as sqlite_store
 from pegasus.time.decay import DECAY_RATES, RULE, edge_state, reinforced_edge
 from tests.conftest import SEED_GRAPH
 

@@ -14,7 +14,7 @@ import pytest
 
 from pegasus.model import EmbeddingKey
 from pegasus.stores import Changes
-from pegasus.stores import neo4j as neo4j_store
+from pegasus.stores.neo4j import store as neo4j_store
 from pegasus.stores.neo4j import Neo4jStore
 from tests.conftest import neo4j_uri, wipe
 

@@ -25,7 +25,7 @@ def test_migrations_apply_once_from_blank(tmp_path) -> None:
 
 def test_an_older_file_is_brought_up_to_date(tmp_path, monkeypatch) -> None:
     from pegasus.model import Edge, Node
-    from pegasus.stores import sqlite as module
+    from pegasus.stores.sqlite import schema as module
 
     path = tmp_path / "old.db"
     monkeypatch.setattr(module, "MIGRATIONS", MIGRATIONS[:1])
@@ -76,7 +76,7 @@ def test_readers_never_wait_for_a_writer(tmp_path) -> None:
 
 def test_a_writer_waits_a_bounded_time_and_says_so(tmp_path, monkeypatch) -> None:
     from pegasus.errors import StoreError
-    from pegasus.stores import sqlite as module
+    from pegasus.stores.sqlite import store as module
 
     path = tmp_path / "busy.db"
     SQLiteStore(path).close()

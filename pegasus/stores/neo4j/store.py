@@ -1,24 +1,18 @@
-"""The Neo4j store: the production store, and the only module that runs Cypher.
+"""The Neo4j store: the production store.
 
 Layout in the database: ``(:Entity:<KIND>)`` nodes, each claim a relationship whose
 type is its relation (``-[:WORKS_AT]->``), ``(:Conversation)`` nodes, ``(:Key)``
 nodes under the native vector index, and one ``(:Owner)`` node per memory owner
-marking the self node. Every statement lives in ``cypher/`` and is loaded by name.
-
-Free-form properties are stored flat as ``prop.<name>`` so Neo4j Browser shows
-them as ordinary properties.
-"""
+marking the self node. Every statement lives in ``cypher/`` and is loaded by name."""
 
 from __future__ import annotations
 
 import logging
 import re
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from functools import cache
-from importlib import resources
 from typing import Any
 
 import neo4j
@@ -31,7 +25,6 @@ from neo4j.exceptions import (
     ServiceUnavailable,
     SessionExpired,
 )
-from neo4j.time import DateTime
 from tenacity import (
     Retrying,
     retry_if_exception,
@@ -50,17 +43,14 @@ from pegasus.model import (
     EmbeddingKey,
     Node,
     Usage,
-    aware,
     check_relation,
     edge_id,
     name_key,
 )
 from pegasus.stores.base import (
-    CARDINALITIES,
     COMMON_IN_CLAIMS,
-    KINDS,
-    STABILITIES,
     Changes,
+    Diagnosis,
     Stats,
     Store,
     check_hops,
@@ -68,12 +58,24 @@ from pegasus.stores.base import (
     patience,
 )
 from pegasus.stores.graph_copy import GraphCopy, HeldGraphs
+from pegasus.stores.neo4j.queries import credentials, cypher, statements
+from pegasus.stores.neo4j.records import (
+    EDGE_TIMES,
+    NODE_TIMES,
+    conversation_from,
+    conversation_props,
+    edge_from,
+    edge_props,
+    key_and_vector,
+    node_from,
+    node_props,
+    times,
+)
 from pegasus.stores.vectors import SCAN_FROM, KeyVectors
 from pegasus.time.decay import DecayReport, DecayRule
 
 log = logging.getLogger(__name__)
 
-PROPERTY_PREFIX = "prop."
 WRITE_BATCH = 5_000  # rows per UNWIND
 NAMES_PER_QUERY = 200  # terms per full-text query (Lucene caps clauses at 1,024)
 # The vector index is shared by every owner: when other owners' keys crowd this
@@ -94,13 +96,6 @@ HELD_MB = 1_024  # copies held at once; an owner larger than this alone uses the
 KEY_OVERHEAD = 500  # bytes a held key takes besides its vector (ids, text, object)
 
 
-def credentials(settings: Settings) -> tuple[str, str] | None:
-    """NEO4J_USER and NEO4J_PASSWORD, when both are set (the launcher runs without)."""
-    if settings.neo4j_user and settings.neo4j_password:
-        return settings.neo4j_user, settings.neo4j_password
-    return None
-
-
 def _possible_ends(edge_id: str) -> list[dict[str, str]]:
     """Every (source, target) an id of the form ``source::RELATION::target`` can
     name; node ids hold '::' themselves, so each split is a candidate."""
@@ -109,104 +104,6 @@ def _possible_ends(edge_id: str) -> list[dict[str, str]]:
         {"id": edge_id, "source": "::".join(parts[:i]), "target": "::".join(parts[i + 1 :])}
         for i in range(1, len(parts) - 1)
     ]
-
-
-@cache
-def cypher(name: str) -> str:
-    """The statement in ``cypher/<name>.cypher``."""
-    return (resources.files("pegasus.cypher") / f"{name}.cypher").read_text(encoding="utf-8")
-
-
-def _statements(name: str) -> list[str]:
-    lines = [ln for ln in cypher(name).splitlines() if not ln.lstrip().startswith("//")]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
-
-
-def _native(value: Any) -> Any:
-    return value.to_native() if isinstance(value, DateTime) else value
-
-
-def _split_props(props: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """Separate Pegasus's own fields from the flattened ``prop.*`` entries."""
-    own: dict[str, Any] = {}
-    free: dict[str, str] = {}
-    for key, value in props.items():
-        if key.startswith(PROPERTY_PREFIX):
-            free[key[len(PROPERTY_PREFIX) :]] = value
-        else:
-            own[key] = _native(value)
-    return own, free
-
-
-def _flatten(properties: Mapping[str, str]) -> dict[str, str]:
-    return {PROPERTY_PREFIX + key: value for key, value in properties.items()}
-
-
-# Timestamps travel as ISO text and become Neo4j datetimes inside the statement:
-# the driver packs datetime objects one by one in Python, ten times slower.
-NODE_TIMES = ("created_at", "updated_at")
-EDGE_TIMES = ("touched_at", "created_at", "expires_at")
-
-
-def _times(record: Node | Edge, fields: tuple[str, ...]) -> dict[str, str | None]:
-    values = {name: getattr(record, name) for name in fields}
-    return {name: value.isoformat() if value else None for name, value in values.items()}
-
-
-def _node_props(user: str, node: Node) -> dict[str, Any]:
-    data = node.model_dump(exclude={"properties", *NODE_TIMES})
-    data["kind"] = node.kind.value
-    data["names_folded"] = [name_key(name) for name in node.names]
-    return {"user": user, **data, **_flatten(node.properties)}
-
-
-def _edge_props(user: str, edge: Edge) -> dict[str, Any]:
-    data = edge.model_dump(exclude={"properties", "source", "target", "relation", *EDGE_TIMES})
-    data["stability"] = edge.stability.value
-    data["cardinality"] = edge.cardinality.value
-    return {"user": user, **data, **_flatten(edge.properties)}
-
-
-def _times_read(own: dict[str, Any], fields: tuple[str, ...]) -> None:
-    """The ISO texts the statements return as datetimes, in place (absent when null)."""
-    for name in fields:
-        value = own.pop(name, None)
-        if value is not None:
-            own[name] = aware(datetime.fromisoformat(value) if isinstance(value, str) else value)
-
-
-def _node_from(props: Mapping[str, Any]) -> Node:
-    own, free = _split_props(props)
-    _times_read(own, NODE_TIMES)
-    own.pop("user", None)
-    own.pop("names_folded", None)
-    own["kind"] = KINDS[own["kind"]]
-    return Node.model_construct(**own, properties=free)  # validated when written (base.py)
-
-
-def _edge_from(record: Mapping[str, Any]) -> Edge:
-    own, free = _split_props(record["props"])
-    own.pop("user", None)
-    _times_read(own, EDGE_TIMES)
-    own["stability"] = STABILITIES[own["stability"]]
-    own["cardinality"] = CARDINALITIES[own["cardinality"]]
-    return Edge.model_construct(  # validated when written (base.py)
-        **own,
-        properties=free,
-        source=record["source"],
-        target=record["target"],
-        relation=record["relation"],
-    )
-
-
-def _conversation_props(conversation: Conversation) -> dict[str, Any]:
-    return {k: v for k, v in conversation.model_dump().items() if v is not None}
-
-
-def _conversation_from(props: Mapping[str, Any]) -> Conversation:
-    own, _ = _split_props(props)
-    own.pop("user", None)
-    return Conversation(**own)
 
 
 def _lucene_term(text: str) -> str:
@@ -222,13 +119,6 @@ def _one_line(text: str) -> str:
 def _retryable(exc: BaseException) -> bool:
     """What the driver itself would retry: transient errors and lost connections."""
     return isinstance(exc, Neo4jError | DriverError) and exc.is_retryable()
-
-
-def _key_and_vector(r: neo4j.Record) -> tuple[EmbeddingKey, np.ndarray]:
-    """A key read with its vector, the vector apart (float32, as the copy holds it)."""
-    key = EmbeddingKey.model_construct(id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"],
-                                       vector=[])  # fmt: skip
-    return key, np.asarray(r["vector"], np.float32)
 
 
 def _keys_of(pairs: list[tuple[EmbeddingKey, np.ndarray]]) -> tuple[list[EmbeddingKey], list]:
@@ -307,6 +197,12 @@ class Neo4jStore(Store):
         self._run_schema()
 
     @classmethod
+    def diagnose(cls, url: str, settings: Settings) -> Diagnosis:
+        from pegasus.stores.neo4j.diagnose import diagnose
+
+        return diagnose(cls, url, settings)
+
+    @classmethod
     def from_url(cls, url: str, settings: Settings) -> Neo4jStore:
         return cls(
             url,
@@ -318,7 +214,7 @@ class Neo4jStore(Store):
 
     # --- plumbing -------------------------------------------------------------
     def _run_schema(self) -> None:
-        for statement in _statements("schema"):
+        for statement in statements("schema"):
             self._query(statement)
 
     def _session(self, access: str = neo4j.WRITE_ACCESS) -> neo4j.Session:
@@ -467,8 +363,8 @@ class Neo4jStore(Store):
     @staticmethod
     def _tx_nodes(tx: neo4j.ManagedTransaction, user: str, nodes: Sequence[Node]) -> None:
         rows = [
-            {"id": n.id, "kind": n.kind.value, "props": _node_props(user, n),
-             "times": _times(n, NODE_TIMES)}
+            {"id": n.id, "kind": n.kind.value, "props": node_props(user, n),
+             "times": times(n, NODE_TIMES)}
             for n in nodes
         ]  # fmt: skip
         for batch in _batches(rows):
@@ -496,8 +392,8 @@ class Neo4jStore(Store):
                 "source": e.source,
                 "target": e.target,
                 "relation": check_relation(e.relation),
-                "props": _edge_props(user, e),
-                "times": _times(e, EDGE_TIMES),
+                "props": edge_props(user, e),
+                "times": times(e, EDGE_TIMES),
             }
             for e in edges
         ]
@@ -512,7 +408,7 @@ class Neo4jStore(Store):
         rows = [
             {
                 "id": c.id,
-                "props": {"user": user, **_conversation_props(c)},
+                "props": {"user": user, **conversation_props(c)},
                 "used": list(dict.fromkeys(c.used_edges)),
             }
             for c in conversations
@@ -534,7 +430,7 @@ class Neo4jStore(Store):
     def get_nodes(self, user: str, ids: Iterable[str]) -> list[Node]:
         if copy := self._graph(user):
             return copy.get_nodes(ids)
-        return [_node_from(r["props"]) for r in self._read("nodes_get", user=user, ids=list(ids))]
+        return [node_from(r["props"]) for r in self._read("nodes_get", user=user, ids=list(ids))]
 
     def get_edges(self, user: str, ids: Iterable[str]) -> list[Edge]:
         if copy := self._graph(user):
@@ -542,12 +438,12 @@ class Neo4jStore(Store):
         ids = list(dict.fromkeys(ids))
         ends = [end for edge in ids for end in _possible_ends(edge)]
         records = self._read("edges_get_between", user=user, ends=ends)
-        found = {edge.id: edge for edge in map(_edge_from, records)}
+        found = {edge.id: edge for edge in map(edge_from, records)}
         rest = [edge for edge in ids if edge not in found]
         if rest:  # ids that name no ends (see _locate_edges)
             refs = [r["ref"] for r in self._read("edges_locate", user=user, ids=rest)]
             found.update(
-                (e.id, e) for e in map(_edge_from, self._read("edges_get", user=user, refs=refs))
+                (e.id, e) for e in map(edge_from, self._read("edges_get", user=user, refs=refs))
             )
         return list(found.values())
 
@@ -570,12 +466,12 @@ class Neo4jStore(Store):
 
     def list_conversations(self, user: str) -> list[Conversation]:
         return [
-            _conversation_from(r["props"]) for r in self._read("export_conversations", user=user)
+            conversation_from(r["props"]) for r in self._read("export_conversations", user=user)
         ]
 
     def get_conversation(self, user: str, conversation_id: str) -> Conversation | None:
         records = self._read("conversation_get", user=user, id=conversation_id)
-        return _conversation_from(records[0]["props"]) if records else None
+        return conversation_from(records[0]["props"]) if records else None
 
     def get_self(self, user: str) -> str | None:
         return self._owner(user)["self_id"]
@@ -588,7 +484,7 @@ class Neo4jStore(Store):
         for chunk in _batches(folded, NAMES_PER_QUERY):
             query = " OR ".join(_lucene_term(name) for name in chunk)
             for record in self._read("nodes_find", user=user, names=list(chunk), query=query):
-                node = _node_from(record["props"])
+                node = node_from(record["props"])
                 found[node.id] = node
         return [found[key] for key in sorted(found)]
 
@@ -602,13 +498,13 @@ class Neo4jStore(Store):
             row["claims"].append(f"{label}|{target}")
         rows = [{"source": source, **row} for source, row in by_source.items()]
         records = self._read("edges_meeting", user=user, sources=rows)
-        return list({e.id: e for e in map(_edge_from, records)}.values())
+        return list({e.id: e for e in map(edge_from, records)}.values())
 
     def edges_with_relation(self, user: str, relations: Iterable[str]) -> list[Edge]:
         if copy := self._graph(user):
             return copy.edges_with_relation(relations)
         labels = [check_relation(label) for label in relations]
-        return [_edge_from(r) for r in self._read("edges_with_relation", user=user, labels=labels)]
+        return [edge_from(r) for r in self._read("edges_with_relation", user=user, labels=labels)]
 
     def subgraph(
         self,
@@ -635,21 +531,21 @@ class Neo4jStore(Store):
             return Graph()
         record = records[0]
         return Graph(
-            nodes=[_node_from(props) for props in record["nodes"]],
-            edges=[_edge_from(edge) for edge in record["edges"]],
+            nodes=[node_from(props) for props in record["nodes"]],
+            edges=[edge_from(edge) for edge in record["edges"]],
         )
 
     def export(self, user: str) -> Graph:
         return Graph(
-            nodes=[_node_from(r["props"]) for r in self._read("export_nodes", user=user)],
-            edges=[_edge_from(r) for r in self._read("export_edges", user=user)],
+            nodes=[node_from(r["props"]) for r in self._read("export_nodes", user=user)],
+            edges=[edge_from(r) for r in self._read("export_edges", user=user)],
             conversations=self.list_conversations(user),
             self_id=self.get_self(user),
         )
 
     def ranked_edges(self, user: str, strongest: bool, limit: int = 5) -> list[Edge]:
         records = self._read("edges_ranked", user=user, strongest=strongest, limit=limit)
-        return [_edge_from(r) for r in records]
+        return [edge_from(r) for r in records]
 
     def stats(self, user: str) -> Stats:
         record = self._read("stats", user=user)[0]
@@ -802,7 +698,7 @@ class Neo4jStore(Store):
                 return held
             # Only written since: read what the copy lacks (a write landing in between
             # is read again next time, and replaces itself).
-            rows = self._read("key_list_since", _key_and_vector, user=user, version=held.version)
+            rows = self._read("key_list_since", key_and_vector, user=user, version=held.version)
             return self._hold(user, held.updated(*_keys_of(rows), record["version"]))
         if held is not None:  # keys were removed since it was read
             with self._held_lock:
@@ -826,7 +722,7 @@ class Neo4jStore(Store):
             with self._held_lock:
                 self._unheld.add(user)
             return None
-        rows = self._read("key_list", _key_and_vector, user=user, with_vectors=True)
+        rows = self._read("key_list", key_and_vector, user=user, with_vectors=True)
         copy = KeyVectors.of(*_keys_of(rows), version)
         copy.claim_words()  # counted here (for a large owner, in the background), not in a recall
         return self._hold(user, copy)
@@ -857,8 +753,8 @@ class Neo4jStore(Store):
 
     def _graph_copy(self, user: str) -> GraphCopy:
         version = self._read("owner_state", user=user)[0]["graph"]  # before the graph
-        nodes = self._read("export_nodes", lambda r: _node_from(r["props"]), user=user)
-        edges = self._read("export_edges", _edge_from, user=user)
+        nodes = self._read("export_nodes", lambda r: node_from(r["props"]), user=user)
+        edges = self._read("export_edges", edge_from, user=user)
         return GraphCopy.of(Graph(nodes=nodes, edges=edges), version)
 
     def _search_index(

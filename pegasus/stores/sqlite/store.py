@@ -7,13 +7,12 @@ itself is :mod:`pegasus.time.decay`'s, registered as an SQL function.
 
 from __future__ import annotations
 
-import json
 import shutil
 import sqlite3
 import threading
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +32,9 @@ from pegasus.model import (
 )
 from pegasus.paths import sqlite_file
 from pegasus.stores.base import (
-    CARDINALITIES,
     COMMON_IN_CLAIMS,
-    KINDS,
-    STABILITIES,
     Changes,
+    Diagnosis,
     Stats,
     Store,
     checked,
@@ -45,265 +42,28 @@ from pegasus.stores.base import (
     walk,
 )
 from pegasus.stores.graph_copy import GraphCopy, HeldGraphs
+from pegasus.stores.sqlite import schema
+from pegasus.stores.sqlite.rows import (
+    COST_FIELDS,
+    COST_TOTALS,
+    EDGE_COLUMNS,
+    LIVE,
+    MICROSECONDS_PER_DAY,
+    NODE_COLUMNS,
+    chunks,
+    edge_from,
+    edge_row,
+    marks,
+    node_from,
+    node_row,
+    ts,
+)
 from pegasus.stores.vectors import KeyVectors
-from pegasus.time.decay import SECONDS_PER_DAY, DecayReport, DecayRule, decayed
+from pegasus.time.decay import DecayReport, DecayRule, decayed
 
-CHUNK = 500  # ids per IN (...) list, well under SQLite's variable limit
 BUSY_SECONDS = 30.0  # how long a write waits for another process's write to finish
 # Kept in tables of their own, not in the record's JSON.
 APART = {"journal", "used_edges"}
-
-MIGRATIONS: list[tuple[str, str]] = [
-    (
-        "0001_initial",
-        """
-        CREATE TABLE nodes (
-            user TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
-            aliases TEXT NOT NULL, properties TEXT NOT NULL, confidence REAL NOT NULL,
-            conversations TEXT NOT NULL, provisional INTEGER NOT NULL,
-            created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
-            PRIMARY KEY (user, id)
-        );
-        CREATE TABLE node_names (
-            user TEXT NOT NULL, node_id TEXT NOT NULL, name TEXT NOT NULL,
-            PRIMARY KEY (user, name, node_id)
-        );
-        CREATE INDEX node_names_by_node ON node_names (user, node_id);
-        CREATE TABLE edges (
-            user TEXT NOT NULL, id TEXT NOT NULL, source TEXT NOT NULL, target TEXT NOT NULL,
-            relation TEXT NOT NULL, strength REAL NOT NULL, strength0 REAL NOT NULL,
-            touched_at INTEGER NOT NULL, confidence REAL NOT NULL, stability TEXT NOT NULL,
-            cardinality TEXT NOT NULL, expires_at INTEGER, snippet TEXT NOT NULL,
-            evidence TEXT NOT NULL, properties TEXT NOT NULL, conversations TEXT NOT NULL,
-            superseded_by TEXT, dormant INTEGER NOT NULL, expired INTEGER NOT NULL,
-            created_at INTEGER NOT NULL,
-            PRIMARY KEY (user, id)
-        );
-        CREATE INDEX edges_by_source ON edges (user, source);
-        CREATE INDEX edges_by_target ON edges (user, target);
-        CREATE INDEX edges_by_relation ON edges (user, relation);
-        CREATE TABLE conversations (
-            user TEXT NOT NULL, id TEXT NOT NULL, record TEXT NOT NULL,
-            PRIMARY KEY (user, id)
-        );
-        CREATE TABLE owners (user TEXT PRIMARY KEY, self_id TEXT);
-        CREATE TABLE keys (
-            user TEXT NOT NULL, id TEXT NOT NULL, text TEXT NOT NULL, ref TEXT NOT NULL,
-            kind TEXT NOT NULL, vector BLOB NOT NULL,
-            PRIMARY KEY (user, id)
-        );
-        CREATE INDEX keys_by_ref ON keys (user, ref);
-        """,
-    ),
-    (
-        # The write path looks up a source's claims of one relation: on the user's
-        # own node (a quarter of all edges) the source index alone read them all.
-        "0002_edges_by_source_relation",
-        """
-        CREATE INDEX edges_by_source_relation ON edges (user, source, relation);
-        DROP INDEX edges_by_source;
-        """,
-    ),
-    (
-        # The journal and the used edges of a conversation get tables of their own:
-        # appending a journal line or noting a used edge no longer rewrites the
-        # record, and concurrent notes merge instead of overwriting each other.
-        "0003_journal_and_used_edges",
-        """
-        CREATE TABLE journal_lines (
-            user TEXT NOT NULL, conversation TEXT NOT NULL, seq INTEGER NOT NULL,
-            line TEXT NOT NULL,
-            PRIMARY KEY (user, conversation, seq)
-        );
-        CREATE TABLE used_edges (
-            user TEXT NOT NULL, conversation TEXT NOT NULL, edge TEXT NOT NULL,
-            PRIMARY KEY (user, conversation, edge)
-        );
-        INSERT INTO journal_lines
-            SELECT c.user, c.id, j.key, j.value FROM conversations AS c,
-            json_each(c.record, '$.journal') AS j;
-        INSERT OR IGNORE INTO used_edges
-            SELECT c.user, c.id, u.value FROM conversations AS c,
-            json_each(c.record, '$.used_edges') AS u;
-        UPDATE conversations SET record = json_remove(record, '$.journal', '$.used_edges')
-        """,
-    ),
-    (
-        # Claims are found by their words too: a full-text index over the claim keys'
-        # text (names, relation and snippet), kept in step with the keys by triggers.
-        "0004_claim_words",
-        """
-        CREATE VIRTUAL TABLE claim_words USING fts5(
-            text, content='keys', content_rowid='rowid',
-            tokenize='porter unicode61 remove_diacritics 2'
-        );
-        CREATE TRIGGER claim_words_added AFTER INSERT ON keys WHEN new.kind = 'claim' BEGIN
-            INSERT INTO claim_words (rowid, text) VALUES (new.rowid, new.text);
-        END;
-        CREATE TRIGGER claim_words_removed AFTER DELETE ON keys WHEN old.kind = 'claim' BEGIN
-            INSERT INTO claim_words (claim_words, rowid, text)
-            VALUES ('delete', old.rowid, old.text);
-        END;
-        CREATE TRIGGER claim_words_changed AFTER UPDATE ON keys BEGIN
-            INSERT INTO claim_words (claim_words, rowid, text)
-            SELECT 'delete', old.rowid, old.text WHERE old.kind = 'claim';
-            INSERT INTO claim_words (rowid, text)
-            SELECT new.rowid, new.text WHERE new.kind = 'claim';
-        END;
-        INSERT INTO claim_words (rowid, text) SELECT rowid, text FROM keys WHERE kind = 'claim'
-        """,
-    ),
-    (
-        # A version per owner, raised by any write to the owner's keys: a search reads
-        # one row to know whether the keys it holds in memory are still current (a
-        # fingerprint of the key rows read all of them: 11 ms at 140k keys, paid by the
-        # first recall after every write, a used-edge note included).
-        "0005_key_versions",
-        """
-        CREATE TABLE key_versions (user TEXT PRIMARY KEY, version INTEGER NOT NULL);
-        CREATE TRIGGER key_added AFTER INSERT ON keys BEGIN
-            INSERT INTO key_versions VALUES (new.user, 1)
-            ON CONFLICT (user) DO UPDATE SET version = version + 1;
-        END;
-        CREATE TRIGGER key_changed AFTER UPDATE ON keys BEGIN
-            INSERT INTO key_versions VALUES (new.user, 1)
-            ON CONFLICT (user) DO UPDATE SET version = version + 1;
-        END;
-        CREATE TRIGGER key_removed AFTER DELETE ON keys BEGIN
-            INSERT INTO key_versions VALUES (old.user, 1)
-            ON CONFLICT (user) DO UPDATE SET version = version + 1;
-        END;
-        INSERT INTO key_versions SELECT DISTINCT user, 1 FROM keys
-        """,
-    ),
-    (
-        # A version per owner, raised by any write to the owner's nodes, edges or self
-        # node: a service holding the owner's graph in memory (graph_copy.py) reads
-        # one row to know whether its copy is still current.
-        "0006_graph_versions",
-        """
-        CREATE TABLE graph_versions (user TEXT PRIMARY KEY, version INTEGER NOT NULL);
-        """
-        + "".join(
-            f"""
-        CREATE TRIGGER {table}_{event.lower()} AFTER {event} ON {table} BEGIN
-            INSERT INTO graph_versions VALUES ({row}.user, 1)
-            ON CONFLICT (user) DO UPDATE SET version = version + 1;
-        END;"""
-            for table in ("nodes", "edges", "owners")
-            for event, row in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old"))
-        )
-        + """
-        INSERT INTO graph_versions SELECT DISTINCT user, 1 FROM nodes
-        """,
-    ),
-]
-
-NODE_COLUMNS = (
-    "user, id, name, kind, aliases, properties, confidence, conversations, provisional, "
-    "created_at, updated_at"
-)
-EDGE_COLUMNS = (
-    "user, id, source, target, relation, strength, strength0, touched_at, confidence, "
-    "stability, cardinality, expires_at, snippet, evidence, properties, conversations, "
-    "superseded_by, dormant, expired, created_at"
-)
-LIVE = "superseded_by IS NULL AND dormant = 0 AND expired = 0"
-
-# What learning an owner's conversations cost, as :class:`Usage`'s fields.
-COST_FIELDS = ("calls", "prompt_tokens", "completion_tokens", "seconds")
-COST_TOTALS = """SELECT coalesce(sum(json_extract(record, '$.model_calls')), 0),
-    coalesce(sum(json_extract(record, '$.prompt_tokens')), 0),
-    coalesce(sum(json_extract(record, '$.completion_tokens')), 0),
-    coalesce(sum(json_extract(record, '$.model_seconds')), 0.0)
-    FROM conversations WHERE user = ?"""
-
-
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-MICROSECOND = timedelta(microseconds=1)
-MICROSECONDS_PER_DAY = SECONDS_PER_DAY * 1e6
-
-
-def _ts(value: datetime | None) -> int | None:
-    """Timestamps are stored as whole microseconds since the epoch: exact and sortable."""
-    return None if value is None else (value - EPOCH) // MICROSECOND
-
-
-def _dt(value: int | None) -> datetime | None:
-    return None if value is None else EPOCH + value * MICROSECOND
-
-
-def _chunks(ids: Iterable[str]) -> Iterator[list[str]]:
-    batch = list(dict.fromkeys(ids))
-    for start in range(0, len(batch), CHUNK):
-        yield batch[start : start + CHUNK]
-
-
-def _marks(items: Sequence[Any]) -> str:
-    return ",".join("?" * len(items))
-
-
-def _node_row(user: str, node: Node) -> tuple[Any, ...]:
-    return (
-        user, node.id, node.name, node.kind.value, json.dumps(node.aliases),
-        json.dumps(node.properties), node.confidence, json.dumps(node.conversations),
-        int(node.provisional), _ts(node.created_at), _ts(node.updated_at),
-    )  # fmt: skip
-
-
-def _edge_row(user: str, edge: Edge) -> tuple[Any, ...]:
-    return (
-        user, edge.id, edge.source, edge.target, edge.relation, edge.strength,
-        edge.strength0, _ts(edge.touched_at), edge.confidence, edge.stability.value,
-        edge.cardinality.value, _ts(edge.expires_at), edge.snippet, edge.evidence,
-        json.dumps(edge.properties), json.dumps(edge.conversations), edge.superseded_by,
-        int(edge.dormant), int(edge.expired), _ts(edge.created_at),
-    )  # fmt: skip
-
-
-# Empty JSON without the parser: with the enum classes' calls, json.loads was a
-# third of a 100k-edge pull (see KINDS in base.py).
-_EMPTY = {"[]": list, "{}": dict}
-
-
-def _json(text: str) -> Any:
-    empty = _EMPTY.get(text)
-    return empty() if empty else json.loads(text)
-
-
-def _node_from(row: sqlite3.Row) -> Node:
-    return Node.model_construct(
-        id=row["id"], name=row["name"], kind=KINDS[row["kind"]],
-        aliases=_json(row["aliases"]), properties=_json(row["properties"]),
-        confidence=row["confidence"], conversations=_json(row["conversations"]),
-        provisional=bool(row["provisional"]), created_at=_dt(row["created_at"]),
-        updated_at=_dt(row["updated_at"]),
-    )  # fmt: skip
-
-
-def _edge_from(row: sqlite3.Row) -> Edge:
-    return Edge.model_construct(
-        id=row["id"], source=row["source"], target=row["target"], relation=row["relation"],
-        strength=row["strength"], strength0=row["strength0"],
-        touched_at=_dt(row["touched_at"]), confidence=row["confidence"],
-        stability=STABILITIES[row["stability"]], cardinality=CARDINALITIES[row["cardinality"]],
-        expires_at=_dt(row["expires_at"]), snippet=row["snippet"], evidence=row["evidence"],
-        properties=_json(row["properties"]), conversations=_json(row["conversations"]),
-        superseded_by=row["superseded_by"], dormant=bool(row["dormant"]),
-        expired=bool(row["expired"]), created_at=_dt(row["created_at"]),
-    )  # fmt: skip
-
-
-def _statements(script: str) -> list[str]:
-    """A script's statements; a trigger's body holds semicolons of its own."""
-    statements, pending = [], ""
-    for piece in script.split(";"):
-        pending += piece + ";"
-        if sqlite3.complete_statement(pending):
-            if pending.strip(" \n;"):
-                statements.append(pending.strip())
-            pending = ""
-    return statements
 
 
 class SQLiteStore(Store):
@@ -337,6 +97,12 @@ class SQLiteStore(Store):
         self._migrate()
 
     @classmethod
+    def diagnose(cls, url: str, settings: Settings) -> Diagnosis:
+        from pegasus.stores.sqlite.diagnose import diagnose
+
+        return diagnose(cls, url, settings)
+
+    @classmethod
     def from_url(cls, url: str, settings: Settings) -> SQLiteStore:
         path = sqlite_file(url)
         if path != ":memory:":
@@ -349,7 +115,7 @@ class SQLiteStore(Store):
 
     # --- plumbing -------------------------------------------------------------
     def _migrate(self) -> None:
-        if set(self.applied_migrations()) >= {name for name, _ in MIGRATIONS}:
+        if set(self.applied_migrations()) >= {name for name, _ in schema.MIGRATIONS}:
             return  # up to date: no write lock taken, so readers open beside a busy writer
         with self._tx() as db:
             db.execute(
@@ -357,14 +123,14 @@ class SQLiteStore(Store):
                 "(name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)"
             )
             done = {row[0] for row in db.execute("SELECT name FROM schema_migrations")}
-            for name, script in MIGRATIONS:
+            for name, script in schema.MIGRATIONS:
                 if name in done:
                     continue
-                for statement in _statements(script):
+                for statement in schema.statements(script):
                     db.execute(statement)
                 db.execute(
                     "INSERT INTO schema_migrations VALUES (?, ?)",
-                    (name, _ts(datetime.now(UTC))),
+                    (name, ts(datetime.now(UTC))),
                 )
 
     def applied_migrations(self) -> list[str]:
@@ -498,25 +264,25 @@ class SQLiteStore(Store):
             ("journal_lines", "conversation", changes.delete_conversations),
             ("used_edges", "conversation", changes.delete_conversations),
         ):
-            for chunk in _chunks(ids):
+            for chunk in chunks(ids):
                 db.execute(
-                    f"DELETE FROM {table} WHERE user = ? AND {column} IN ({_marks(chunk)})",
+                    f"DELETE FROM {table} WHERE user = ? AND {column} IN ({marks(chunk)})",
                     [user, *chunk],
                 )
-        for chunk in _chunks(changes.delete_nodes):
+        for chunk in chunks(changes.delete_nodes):
             db.execute(
-                f"DELETE FROM keys WHERE user = ? AND kind = 'node' AND ref IN ({_marks(chunk)})",
+                f"DELETE FROM keys WHERE user = ? AND kind = 'node' AND ref IN ({marks(chunk)})",
                 [user, *chunk],
             )
 
     def _write_nodes(self, db: sqlite3.Connection, user: str, nodes: Sequence[Node]) -> None:
         db.executemany(
-            f"INSERT OR REPLACE INTO nodes ({NODE_COLUMNS}) VALUES ({_marks(range(11))})",
-            [_node_row(user, n) for n in nodes],
+            f"INSERT OR REPLACE INTO nodes ({NODE_COLUMNS}) VALUES ({marks(range(11))})",
+            [node_row(user, n) for n in nodes],
         )
-        for chunk in _chunks(n.id for n in nodes):
+        for chunk in chunks(n.id for n in nodes):
             db.execute(
-                f"DELETE FROM node_names WHERE user = ? AND node_id IN ({_marks(chunk)})",
+                f"DELETE FROM node_names WHERE user = ? AND node_id IN ({marks(chunk)})",
                 [user, *chunk],
             )
         db.executemany(
@@ -526,19 +292,19 @@ class SQLiteStore(Store):
 
     def _write_edges(self, db: sqlite3.Connection, user: str, edges: Sequence[Edge]) -> None:
         db.executemany(
-            f"INSERT OR REPLACE INTO edges ({EDGE_COLUMNS}) VALUES ({_marks(range(20))})",
-            [_edge_row(user, e) for e in edges],
+            f"INSERT OR REPLACE INTO edges ({EDGE_COLUMNS}) VALUES ({marks(range(20))})",
+            [edge_row(user, e) for e in edges],
         )
 
     def _check_ends(self, db: sqlite3.Connection, user: str, edges: Sequence[Edge]) -> None:
         """Refuse (and so roll back) edges whose ends are not nodes once all is written."""
         ends = {e.source for e in edges} | {e.target for e in edges}
         found: set[str] = set()
-        for chunk in _chunks(ends):
+        for chunk in chunks(ends):
             found.update(
                 r[0]
                 for r in db.execute(
-                    f"SELECT id FROM nodes WHERE user = ? AND id IN ({_marks(chunk)})",
+                    f"SELECT id FROM nodes WHERE user = ? AND id IN ({marks(chunk)})",
                     [user, *chunk],
                 )
             )
@@ -581,14 +347,14 @@ class SQLiteStore(Store):
         db.executemany(
             "UPDATE edges SET strength = ?, strength0 = ?, touched_at = ?, dormant = ?, "
             "expired = ? WHERE user = ? AND id = ?",
-            [(e.strength, e.strength0, _ts(e.touched_at), int(e.dormant), int(e.expired), user,
+            [(e.strength, e.strength0, ts(e.touched_at), int(e.dormant), int(e.expired), user,
               e.id) for e in changes.strengths],
         )  # fmt: skip
         for conversation, edge_ids in changes.used_done.items():
-            for chunk in _chunks(edge_ids):
+            for chunk in chunks(edge_ids):
                 db.execute(
                     "DELETE FROM used_edges WHERE user = ? AND conversation = ? "
-                    f"AND edge IN ({_marks(chunk)})",
+                    f"AND edge IN ({marks(chunk)})",
                     [user, conversation, *chunk],
                 )
 
@@ -633,21 +399,21 @@ class SQLiteStore(Store):
     # --- reads ----------------------------------------------------------------
     def _select_in(self, sql: str, user: str, ids: Iterable[str]) -> list[sqlite3.Row]:
         rows: list[sqlite3.Row] = []
-        for chunk in _chunks(ids):
-            rows.extend(self._rows(sql.format(marks=_marks(chunk)), [user, *chunk]))
+        for chunk in chunks(ids):
+            rows.extend(self._rows(sql.format(marks=marks(chunk)), [user, *chunk]))
         return rows
 
     def get_nodes(self, user: str, ids: Iterable[str]) -> list[Node]:
         if copy := self._graph(user):
             return copy.get_nodes(ids)
         rows = self._select_in("SELECT * FROM nodes WHERE user = ? AND id IN ({marks})", user, ids)
-        return [_node_from(r) for r in rows]
+        return [node_from(r) for r in rows]
 
     def get_edges(self, user: str, ids: Iterable[str]) -> list[Edge]:
         if copy := self._graph(user):
             return copy.get_edges(ids)
         rows = self._select_in("SELECT * FROM edges WHERE user = ? AND id IN ({marks})", user, ids)
-        return [_edge_from(r) for r in rows]
+        return [edge_from(r) for r in rows]
 
     def _conversations(self, user: str, conversation_id: str | None = None) -> list[Conversation]:
         """Records with their journal and used edges, which live in tables of their own."""
@@ -703,7 +469,7 @@ class SQLiteStore(Store):
             folded,
         )
         unique = {r["id"]: r for r in rows}
-        return [_node_from(unique[key]) for key in sorted(unique)]
+        return [node_from(unique[key]) for key in sorted(unique)]
 
     def _edges_around(self, user: str, node_ids: list[str], live_only: bool) -> list[Edge]:
         live = f" AND {LIVE}" if live_only else ""
@@ -713,7 +479,7 @@ class SQLiteStore(Store):
             f"SELECT * FROM edges WHERE user = ? AND target IN ({{marks}}){live}", user, node_ids
         )
         unique = {r["id"]: r for r in rows}
-        return [_edge_from(r) for r in unique.values()]
+        return [edge_from(r) for r in unique.values()]
 
     def subgraph(
         self,
@@ -739,7 +505,7 @@ class SQLiteStore(Store):
     def _nodes_and_edges(self, user: str) -> Graph:
         nodes = self._rows("SELECT * FROM nodes WHERE user = ?", (user,))
         edges = self._rows("SELECT * FROM edges WHERE user = ?", (user,))
-        return Graph(nodes=[_node_from(r) for r in nodes], edges=[_edge_from(r) for r in edges])
+        return Graph(nodes=[node_from(r) for r in nodes], edges=[edge_from(r) for r in edges])
 
     # --- faster than the compositions (see the contract tests) --------------------
     def edges_meeting(self, user: str, claims: Iterable[tuple[str, str, str]]) -> list[Edge]:
@@ -755,7 +521,7 @@ class SQLiteStore(Store):
             for claim in dict.fromkeys(claims)
             for row in self._rows(sql, (user, *claim))
         }
-        return [_edge_from(row) for row in rows.values()]
+        return [edge_from(row) for row in rows.values()]
 
     def edges_with_relation(self, user: str, relations: Iterable[str]) -> list[Edge]:
         if copy := self._graph(user):
@@ -765,7 +531,7 @@ class SQLiteStore(Store):
             user,
             [check_relation(label) for label in relations],
         )
-        return [_edge_from(r) for r in rows]
+        return [edge_from(r) for r in rows]
 
     def ranked_edges(self, user: str, strongest: bool, limit: int = 5) -> list[Edge]:
         order = "DESC" if strongest else "ASC"
@@ -773,7 +539,7 @@ class SQLiteStore(Store):
             f"SELECT * FROM edges WHERE user = ? AND {LIVE} ORDER BY strength {order}, id LIMIT ?",
             (user, limit),
         )
-        return [_edge_from(r) for r in rows]
+        return [edge_from(r) for r in rows]
 
     def stats(self, user: str) -> Stats:
         def count(sql: str) -> int:
@@ -911,7 +677,7 @@ class SQLiteStore(Store):
             days = (moment - touched_at) / MICROSECONDS_PER_DAY
             return decayed(strength0, days, rule.rates[stability])
 
-        moment = _ts(now)
+        moment = ts(now)
         scope, args = ("AND user = ?", [user]) if user is not None else ("", [])
         report = DecayReport()
         with self._lock:
