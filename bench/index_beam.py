@@ -28,8 +28,8 @@ from pegasus.embed import default_embedder
 from pegasus.memory import Memory
 from pegasus.model import CLAIM_KEY, NAME_KEYS
 from pegasus.recall.presets import DEFAULT
-from pegasus.stores.neo4j import store as neo4j_store
 from pegasus.stores.base import Store
+from pegasus.stores.neo4j import store as neo4j_store
 from pegasus.text import content_words
 
 BEAMS = (0, 50, 100, 200)  # 0: exactly the neighbours asked for (before)

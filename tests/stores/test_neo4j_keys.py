@@ -14,8 +14,8 @@ import pytest
 
 from pegasus.model import EmbeddingKey
 from pegasus.stores import Changes
-from pegasus.stores.neo4j import store as neo4j_store
 from pegasus.stores.neo4j import Neo4jStore
+from pegasus.stores.neo4j import store as neo4j_store
 from tests.conftest import neo4j_uri, wipe
 
 
