@@ -121,14 +121,16 @@ class Pegasus:
     def for_user(self, user: str) -> Memory:
         return Memory(self, user)
 
-    def warm(self) -> None:
-        """Loads the embedding model, the recall reference and the default owner's keys
-        now (seconds, at 100k edges), so that a service's first recall is as fast as
-        the rest. Recall changes nothing in the graph."""
+    def warm(self, user: str | None = None) -> None:
+        """Loads the embedding model, the recall reference and the owner's keys and
+        graph (the default owner's) now (seconds, at 100k edges), so that the first
+        recall of a process that lives on is as fast as the rest. Recall changes
+        nothing in the graph."""
+        user = self.settings.user if user is None else user
         recaller = self.recaller()
-        self.store.warm(self.settings.user)
+        self.store.warm(user)
         recaller.ordinariness.of(self.embedder.embed_batch(["warm up"]))
-        recaller.recall(self.settings.user, "warm up")
+        recaller.recall(user, "warm up")
 
     def decay(self, now: datetime | None = None) -> DecayReport:
         """The daily pass over every owner: strengths as of ``now``, dormancy, expiry."""

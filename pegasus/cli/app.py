@@ -53,8 +53,13 @@ class Context:
     @property
     def memory(self) -> Memory:
         if self._memory is None:
+            from threadpoolctl import threadpool_limits
+
             from pegasus.memory import Memory
 
+            # Recall searches on two threads of its own: numpy's products splitting
+            # themselves across the same cores made a recall wait (as in the service).
+            threadpool_limits(1, user_api="blas")
             self._memory = Memory.open(self.store, user=self.user)
         return self._memory
 

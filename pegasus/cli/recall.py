@@ -40,15 +40,20 @@ def recall(
         typer.echo(memory.recaller(PRESETS[preset]).why_not(memory.user, message, why_not, when))
         return
     service = ctx.obj.service()
-    lines = (line.rstrip("\n") for line in sys.stdin) if message == "-" else iter([message])
+    many = message == "-"
+    lines = (line.rstrip("\n") for line in sys.stdin) if many else iter([message])
+    warm = False
     for line in lines:
-        if message == "-" and not line.strip():
+        if many and not line.strip():
             continue
         body = {"user": ctx.obj.user, "message": line, "conversation_id": conversation_id,
                 "now": when.isoformat() if when else None, "preset": preset}  # fmt: skip
         answer = call(service, "/recall", body) if service else None
         if answer is None:  # no service, or it stopped answering: recall here
             service = None
+            if many and not warm:  # a process that lives on reads what makes recall fast
+                ctx.obj.memory.core.warm(ctx.obj.memory.user)
+                warm = True
             result = ctx.obj.memory.recall(line, conversation_id, when, PRESETS[preset])
             answer = result.model_dump(mode="json")
         if as_json:

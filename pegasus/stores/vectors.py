@@ -1,16 +1,15 @@
 """Exact nearest keys over one owner's key vectors held in memory.
 
 The SQLite store searches every owner this way; the Neo4j store does for every owner
-that fits in memory (see docs/stores.md, "Vector search across owners"). Many keys
-are first scanned as 8-bit integers, then the best candidates scored again in full
-(see docs/stores.md, "Searching many keys"): the same answer for a quarter of the
-memory traffic and integer arithmetic, which is what a large owner's search spends
-its time on. The copy also counts the words of the owner's claims, for a store whose
-word index cannot count them cheaply (Neo4j)."""
+that fits in memory (see docs/stores.md, "Vector search across owners"). A part of
+many keys is first searched in faiss's 8-bit scalar-quantized index, then its best
+candidates scored again in full, asking for more until no key unseen could win (see
+docs/stores.md, "Searching many keys"): the same answer as scoring every key, for a
+quarter of the memory traffic. The copy also counts the words of the owner's claims,
+for a store whose word index cannot count them cheaply (Neo4j)."""
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Collection, Sequence
@@ -21,22 +20,14 @@ import numpy as np
 from pegasus.errors import ValidationError
 from pegasus.model import CLAIM_KEY, EmbeddingKey
 
-# Keys from which a part is scanned as integers first; below, scoring every key in
-# full takes well under a millisecond.
+# Keys from which a part is searched in the 8-bit index first; below, scoring every
+# key in full takes well under a millisecond.
 SCAN_FROM = 20_000
-# A scan's keys and queries are rounded to integers within this, one step size for
-# each dimension, so that their products are exact in faiss's integer and float code
-# alike. float32 holds sums below 2^24 exactly: past 1,040 dimensions, fewer levels.
-LEVELS = 127
-# Room for float32 rounding around a scan's bound on its error (scores of unit vectors).
+# Room for float32 rounding around the index's bound on its error (scores of unit vectors).
 SCAN_SLACK = 2e-4
-# Queries from which many columns are multiplied in full rather than scanned: the
-# scan reads every key once a query, a matrix product once for all of them.
+# Queries from which every key is scored in full rather than searched in the index:
+# the index reads every key once a query, a matrix product once for all of them.
 MULTIPLY_FROM = 3
-# OpenBLAS multiplies queries in blocks of this many; a block left part-empty made
-# the product slower than a full one, at any number of keys (one query is a
-# matrix-vector product, faster alone).
-QUERY_BLOCK = 4
 # A word as the full-text index's tokenizer keeps it: "don't", "3.14" and
 # "example.com" are one word each, never counted as "don" or "example".
 WORD = re.compile(r"\w+(?:['’.,:·]\w+)*")
@@ -123,7 +114,7 @@ class KeyVectors(NamedTuple):
         return self.claim_words()[word.lower()]
 
     def only(self, kinds: Collection[str] | None) -> Part:
-        """The keys of ``kinds`` (all when None), their columns and their scan."""
+        """The keys of ``kinds`` (all when None), their columns and their index."""
         wanted = None if kinds is None else frozenset(kinds)
         if wanted not in self.parts:
             if wanted is None:
@@ -133,14 +124,15 @@ class KeyVectors(NamedTuple):
                 keys, matrix = [self.keys[i] for i in columns], self.matrix[:, columns]
                 matrix = np.ascontiguousarray(matrix)
                 matrix.flags.writeable = False
-            self.parts[wanted] = Part(keys, matrix, _scan(matrix))
+            self.parts[wanted] = Part(keys, matrix, *_index(matrix))
         return self.parts[wanted]
 
     def nearest(
         self, vectors: Sequence[Sequence[float]], limit: int, kinds: Collection[str] | None
     ) -> list[list[tuple[EmbeddingKey, float]]]:
         """For each query vector, the ``limit`` keys of ``kinds`` closest by cosine."""
-        keys, matrix, scan = self.only(kinds)
+        part = self.only(kinds)
+        keys, matrix = part.keys, part.matrix
         if not keys or limit <= 0 or len(vectors) == 0:
             return [[] for _ in vectors]
         queries = np.atleast_2d(np.asarray(vectors, np.float32))
@@ -150,52 +142,42 @@ class KeyVectors(NamedTuple):
             )
         norms = np.linalg.norm(queries, axis=1, keepdims=True)
         queries = queries / np.where(norms == 0, 1, norms)
-        if scan is None or len(queries) >= MULTIPLY_FROM:
-            tops = _multiplied(matrix, queries, limit)
+        if part.index is None or len(queries) >= MULTIPLY_FROM:
+            columns = np.arange(matrix.shape[1])
+            tops = [_top(row, columns, limit) for row in queries @ matrix]
         else:
-            tops = _scanned(scan, matrix, queries, limit)
+            tops = _searched(part, queries, limit)
         # The vector is the cached (read-only) column itself: copying it into a list
         # for every candidate of every query unit took longer than the search.
         return [[(_with_vector(keys[i], matrix[:, i]), score) for i, score in top] for top in tops]
 
 
 class Part(NamedTuple):
-    """The keys of some kinds: their columns, and the integer scan over them (None for
-    a part small enough to score whole)."""
+    """The keys of some kinds and their columns; for a large part, its 8-bit index
+    and half of each dimension's step in it (None for a part small enough to score
+    whole)."""
 
     keys: list[EmbeddingKey]
     matrix: np.ndarray
-    scan: Scan | None
-
-
-class Scan(NamedTuple):
-    """A large part's keys rounded to integers, one step size a dimension, scanned by
-    faiss."""
-
     index: Any
-    steps: np.ndarray  # per dimension: what one held integer stands for (0: no key uses it)
-    levels: int  # the largest integer held or asked, in absolute value
-    longest: float  # the length of the longest key held (in integers)
-    key_error: float  # the farthest any key is from its rounded copy
+    half_steps: np.ndarray | None
 
-    def rounded(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The unit ``queries`` as integer rows, the factor each was multiplied by,
-        and for each a bound on how far a rough score can be from the exact cosine."""
-        in_steps = queries * self.steps
-        peaks = np.abs(in_steps).max(axis=1)
-        factors = self.levels / np.where(peaks > 0, peaks, 1)
-        scaled = in_steps * factors[:, None]
-        rounded = np.rint(scaled)
-        # A key k held as k' = round(k/u), a query q asked as q' = round(q·u·T), with
-        # u the steps: q'·k'/T - q·k = q·(k'·u - k) + (q' - q·u·T)·k'/T, the key's
-        # rounding (at most half a step a dimension) and then the query's, each
-        # bounded two ways.
-        keys = np.minimum(0.5 * np.abs(in_steps).sum(axis=1), self.key_error)
-        off = np.abs(rounded - scaled)
-        asked = np.minimum(
-            self.levels * off.sum(axis=1), np.linalg.norm(off, axis=1) * self.longest
-        )
-        return rounded.astype(np.float32), factors, keys + asked / factors + SCAN_SLACK
+
+def _index(matrix: np.ndarray) -> tuple[Any, np.ndarray | None]:
+    """faiss's 8-bit index of many columns (each dimension in 255 even steps between
+    its smallest and largest value), and half of each step; (None, None) for a few."""
+    if matrix.shape[1] < SCAN_FROM:
+        return None, None
+    import faiss  # only where an owner is large: it takes a while to load
+
+    index = faiss.IndexScalarQuantizer(
+        matrix.shape[0], faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+    )
+    rows = np.ascontiguousarray(matrix.T)
+    index.train(rows)
+    index.add(rows)
+    ranges = faiss.vector_to_array(index.sq.trained)[matrix.shape[0] :]
+    return index, ranges / 255 / 2
 
 
 def _top(scores: np.ndarray, columns: np.ndarray, limit: int) -> list[tuple[int, float]]:
@@ -210,67 +192,33 @@ def _top(scores: np.ndarray, columns: np.ndarray, limit: int) -> list[tuple[int,
     return [(int(columns[i]), float(scores[i])) for i in best]
 
 
-def _multiplied(
-    matrix: np.ndarray, queries: np.ndarray, limit: int
-) -> list[list[tuple[int, float]]]:
-    """Exact nearest columns, every key scored in full."""
-    rows = -len(queries) % QUERY_BLOCK if len(queries) > 1 else 0
-    padded = np.vstack([queries, np.zeros((rows, queries.shape[1]), np.float32)])
-    columns = np.arange(matrix.shape[1])
-    return [_top(row, columns, limit) for row in (padded @ matrix)[: len(queries)]]
-
-
-def _scan(matrix: np.ndarray) -> Scan | None:
-    """An integer copy of many columns, scanned by faiss; None for a few."""
-    if matrix.shape[1] < SCAN_FROM:
-        return None
-    import faiss  # only where an owner is large: it takes a while to load
-
-    dims = matrix.shape[0]
-    levels = min(LEVELS, math.isqrt((2**24 - 1) // dims))
-    steps = np.maximum(matrix.max(axis=1), -matrix.min(axis=1)) / levels
-    per_step = np.divide(1, steps, out=np.zeros_like(steps), where=steps > 0)
-    index = faiss.IndexScalarQuantizer(
-        dims, faiss.ScalarQuantizer.QT_8bit_direct_signed, faiss.METRIC_INNER_PRODUCT
-    )
-    longest = key_error = 0.0
-    for start in range(0, matrix.shape[1], SCAN_FROM):  # in slices: no float copy of all
-        keys = matrix[:, start : start + SCAN_FROM].T
-        held = np.rint(keys * per_step)
-        index.add(np.ascontiguousarray(held, np.float32))
-        longest = max(longest, float(np.linalg.norm(held, axis=1).max()))
-        key_error = max(key_error, float(np.linalg.norm(held * steps - keys, axis=1).max()))
-    return Scan(index, steps, levels, longest, key_error)
-
-
-def _scanned(
-    scan: Scan, matrix: np.ndarray, queries: np.ndarray, limit: int
-) -> list[list[tuple[int, float]]]:
-    """Exact nearest columns through the scan: its best candidates are scored again
-    in full, and a query asks for more until its last candidate, even at the scan's
-    worst error, could not beat the ``limit``-th best score."""
+def _searched(part: Part, queries: np.ndarray, limit: int) -> list[list[tuple[int, float]]]:
+    """Exact nearest columns through the index: its best candidates are scored again
+    in full, and a query asks for more until its last candidate, even at the index's
+    worst error (each key is within half a step of its stored value, dimension by
+    dimension), could not beat the ``limit``-th best score."""
     import faiss
 
     # One thread a search (the setting is the calling thread's own): a service runs
     # several at once on its cores, and helper threads would spin waiting for theirs.
     faiss.omp_set_num_threads(1)
+    matrix, size = part.matrix, part.matrix.shape[1]
+    errors = np.abs(queries) @ part.half_steps + SCAN_SLACK
     tops: list[list[tuple[int, float]]] = [[] for _ in queries]
-    rounded, factors, errors = scan.rounded(queries)
-    asked, size = list(range(len(queries))), matrix.shape[1]
-    wanted = 4 * limit + 80
+    asked, wanted = list(range(len(queries))), 4 * limit + 80
     while asked and wanted < size:
-        rough, found = scan.index.search(rounded[asked], wanted)
+        rough, found = part.index.search(queries[asked], wanted)
         again = []
         for row, rough_row, columns in zip(asked, rough, found, strict=True):
             # In column order, a gather reads each row of the matrix straight through.
             columns = np.sort(columns)
             tops[row] = _top(queries[row] @ matrix[:, columns], columns, limit)
-            if rough_row[-1] / factors[row] + errors[row] >= tops[row][-1][1]:
+            if rough_row[-1] + errors[row] >= tops[row][-1][1]:
                 again.append(row)
         asked, wanted = again, wanted * 4
-    if asked:  # what the scan could not settle within a part's size: every key in full
-        for row, top in zip(asked, _multiplied(matrix, queries[asked], limit), strict=True):
-            tops[row] = top
+    every = np.arange(size)  # what the index could not settle within a part's size
+    for row in asked:
+        tops[row] = _top(queries[row] @ matrix, every, limit)
     return tops
 
 

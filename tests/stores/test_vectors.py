@@ -1,5 +1,5 @@
 """A copy of an owner's keys updated in place searches as a copy read afresh would,
-and a large one scanned as integers first finds what a full search finds."""
+and a large one searched through its 8-bit index first finds what a full search finds."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from pegasus.model import CLAIM_KEY, EmbeddingKey
 from pegasus.stores import vectors as vectors_module
-from pegasus.stores.vectors import SCAN_SLACK, KeyVectors
+from pegasus.stores.vectors import KeyVectors
 
 
 def keys(ids: list[str], kind: str = "node") -> list[EmbeddingKey]:
@@ -76,10 +76,10 @@ def test_an_empty_copy_takes_its_first_keys() -> None:
     assert [k.id for k, _ in found] == ["a"] and updated.version == 1
 
 
-def test_a_scanned_part_finds_the_exact_nearest(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where keys crowd closer than 8-bit integers can tell apart, the rough scan alone
-    ranks them wrongly; asking it for more until nothing unseen could win gives the
-    exact answer."""
+def test_a_large_part_finds_the_exact_nearest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where keys crowd closer than 8-bit steps can tell apart, the index alone ranks
+    them wrongly; asking it for more until nothing unseen could win gives the exact
+    answer."""
     rng = np.random.default_rng(3)
     query = rng.standard_normal(64).astype(np.float32)
     query /= np.linalg.norm(query)
@@ -89,84 +89,48 @@ def test_a_scanned_part_finds_the_exact_nearest(monkeypatch: pytest.MonkeyPatch)
     claims = keys([f"c{i}" for i in range(3000)], CLAIM_KEY)
     exact = KeyVectors.of(claims, vectors, 1).nearest([query], 5, (CLAIM_KEY,))[0]
     monkeypatch.setattr(vectors_module, "SCAN_FROM", 1000)
-    scanned = KeyVectors.of(claims, vectors, 1)
-    part = scanned.only((CLAIM_KEY,))
-    assert part.scan is not None
-    _, rough = part.scan.index.search(part.scan.rounded(query[None])[0], 5)
-    assert [claims[i].id for i in rough[0]] != [k.id for k, _ in exact]  # the scan alone errs
-    found = scanned.nearest([query], 5, (CLAIM_KEY,))[0]
+    indexed = KeyVectors.of(claims, vectors, 1)
+    part = indexed.only((CLAIM_KEY,))
+    assert part.index is not None
+    _, rough = part.index.search(query[None], 5)
+    assert [claims[i].id for i in rough[0]] != [k.id for k, _ in exact]  # the index alone errs
+    found = indexed.nearest([query], 5, (CLAIM_KEY,))[0]
     assert [k.id for k, _ in found] == [k.id for k, _ in exact]
     np.testing.assert_allclose([s for _, s in found], [s for _, s in exact], rtol=1e-5)
     best = vectors[int(exact[0][0].id.removeprefix("c"))]
     np.testing.assert_allclose(found[0][0].vector, best / np.linalg.norm(best), rtol=1e-5)
 
 
-def rough_and_exact(copy: KeyVectors, queries: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Every key's rough score from the scan, its exact cosine, and each query's bound."""
-    part = copy.only(None)
-    queries = queries / np.linalg.norm(queries, axis=1, keepdims=True)
-    rounded, factors, errors = part.scan.rounded(queries)
-    rough, found = part.scan.index.search(rounded, len(part.keys))
-    rough = np.take_along_axis(rough, np.argsort(found, axis=1), axis=1) / factors[:, None]
-    return rough, queries @ part.matrix, errors
-
-
-def test_a_scan_is_never_further_from_the_cosine_than_its_bound(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("dims", [24, 1536])
+def test_the_index_is_never_further_from_the_cosine_than_its_bound(
+    monkeypatch: pytest.MonkeyPatch, dims: int
 ) -> None:
-    """The bound holds for every key and query, and each of its two terms is reached:
-    a key's own rounding (seen by a query along one dimension, asked exactly) and the
-    query's (keys held without rounding, the query halfway between integers)."""
+    """For every key and query, dimensions of uneven spread and one no key uses."""
     monkeypatch.setattr(vectors_module, "SCAN_FROM", 100)
     rng = np.random.default_rng(11)
-    spread = rng.standard_normal((400, 24)) * rng.uniform(0.01, 1, 24)  # uneven dimensions
-    spread[:, 5] = 0  # a dimension no key uses
-    copy = KeyVectors.of(keys([f"n{i}" for i in range(400)]), list(spread), 1)
-    rough, exact, errors = rough_and_exact(copy, rng.standard_normal((30, 24)))
-    assert (np.abs(rough - exact) <= errors[:, None]).all()
-
-    # A query along one dimension is asked exactly; among many keys, one is held
-    # about half a step from its first value.
-    copy = KeyVectors.of(
-        keys([f"h{i}" for i in range(300)]), list(rng.standard_normal((300, 4))), 1
-    )
-    rough, exact, errors = rough_and_exact(copy, np.asarray([[1.0, 0, 0, 0]]))
-    assert np.abs(rough - exact).max() == pytest.approx(errors[0] - SCAN_SLACK, rel=0.05)
-
-    # Keys held exactly (every value at the largest), a query rounded halfway.
-    signs = rng.choice([-1.0, 1.0], (150, 4))
-    copy = KeyVectors.of(keys([f"s{i}" for i in range(150)]), list(signs), 1)
-    query = np.asarray([[1.0, 1 / 254, -3 / 254, 5 / 254]])
-    rough, exact, errors = rough_and_exact(copy, query)
-    assert np.abs(rough - exact).max() == pytest.approx(errors[0] - SCAN_SLACK, rel=0.05)
-
-
-def test_many_dimensions_are_held_in_fewer_levels(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Past 1,040 dimensions a sum of products of ±127 could leave float32's exact
-    integers, so the integers are kept smaller; the bound still holds."""
-    monkeypatch.setattr(vectors_module, "SCAN_FROM", 100)
-    rng = np.random.default_rng(13)
-    copy = KeyVectors.of(
-        keys([f"w{i}" for i in range(300)]), list(rng.standard_normal((300, 1536))), 1
-    )
-    assert copy.only(None).scan.levels == 104  # 1536 * 104^2 < 2^24 <= 1536 * 105^2
-    rough, exact, errors = rough_and_exact(copy, rng.standard_normal((5, 1536)))
-    assert (np.abs(rough - exact) <= errors[:, None]).all()
+    spread = rng.standard_normal((400, dims)) * rng.uniform(0.01, 1, dims)
+    spread[:, 5] = 0
+    part = KeyVectors.of(keys([f"n{i}" for i in range(400)]), list(spread), 1).only(None)
+    queries = rng.standard_normal((30, dims)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    rough, found = part.index.search(queries, len(part.keys))
+    rough = np.take_along_axis(rough, np.argsort(found, axis=1), axis=1)
+    bound = np.abs(queries) @ part.half_steps
+    assert (np.abs(rough - queries @ part.matrix) <= bound[:, None] + 1e-5).all()
 
 
 @pytest.mark.parametrize("scan_from", [1000, vectors_module.SCAN_FROM])
 def test_several_queries_at_once_find_what_each_finds_alone(
     monkeypatch: pytest.MonkeyPatch, scan_from: int
 ) -> None:
-    """Several queries are multiplied in full (over a large part, from three), in
-    blocks padded with empty queries; each still gets what it gets asked alone
-    (scanned, where the part is large)."""
+    """Several queries asked together each get what they get asked alone (through
+    the index, where the part is large)."""
     rng = np.random.default_rng(5)
     monkeypatch.setattr(vectors_module, "SCAN_FROM", scan_from)
     copy = KeyVectors.of(
         keys([f"n{i}" for i in range(3000)]), list(rng.standard_normal((3000, 32))), 1
     )
-    assert (copy.only(("node",)).scan is not None) == (scan_from < 3000)
+    assert (copy.only(("node",)).index is not None) == (scan_from < 3000)
     queries = rng.standard_normal((5, 32)).astype(np.float32)
     for count in range(2, 6):
         together = copy.nearest(queries[:count], 7, ("node",))

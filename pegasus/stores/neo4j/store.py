@@ -614,8 +614,8 @@ class Neo4jStore(Store):
 
     def list_keys(self, user: str, with_vectors: bool = False) -> list[EmbeddingKey]:
         records = self._read("key_list", user=user, with_vectors=with_vectors)
-        return [
-            EmbeddingKey(
+        return [  # checked when written
+            EmbeddingKey.model_construct(
                 id=r["id"],
                 text=r["text"],
                 ref=r["ref"],

@@ -572,8 +572,8 @@ class SQLiteStore(Store):
     # --- embedding keys ----------------------------------------------------------
     def list_keys(self, user: str, with_vectors: bool = False) -> list[EmbeddingKey]:
         rows = self._rows("SELECT * FROM keys WHERE user = ? ORDER BY id", (user,))
-        return [
-            EmbeddingKey(
+        return [  # checked when written
+            EmbeddingKey.model_construct(
                 id=r["id"],
                 text=r["text"],
                 ref=r["ref"],
@@ -625,7 +625,9 @@ class SQLiteStore(Store):
                 return cached
             rows = self._rows("SELECT * FROM keys WHERE user = ? ORDER BY id", (user,))
             keys = [
-                EmbeddingKey(id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=[])
+                EmbeddingKey.model_construct(
+                    id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=[]
+                )  # checked when written
                 for r in rows
             ]
             vectors = [np.frombuffer(r["vector"], np.float32) for r in rows]
@@ -664,7 +666,8 @@ class SQLiteStore(Store):
             (query, user, limit),
         )
         return [
-            (EmbeddingKey(id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=[]),
+            (EmbeddingKey.model_construct(id=r["id"], text=r["text"], ref=r["ref"],
+                                          kind=r["kind"], vector=[]),
              float(r["score"]))
             for r in rows
         ]  # fmt: skip
