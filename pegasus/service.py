@@ -26,7 +26,8 @@ from starlette.exceptions import HTTPException
 from pegasus.client import store_key
 from pegasus.errors import NotFoundError, PegasusError, ValidationError
 from pegasus.guard import Guard, check_exposure
-from pegasus.integrations.hooks import PROMPT_PATH, as_context, prompt_of
+from pegasus.integrations.hook_endpoint import prompt_router
+from pegasus.integrations.hooks import PROMPT_PATH
 from pegasus.interchange import dump_graph
 from pegasus.jobs import IngestQueue, Job
 from pegasus.llm import LLM
@@ -144,6 +145,8 @@ def create_app(
             raise NotFoundError(f"no job {job_id!r} for user {owner!r} (--user names another)")
         return job
 
+    app.include_router(prompt_router(memory_of))
+
     @app.get("/health")
     def health() -> dict[str, Any]:
         """The store answers (else 503), and the sessions not learned yet, with why."""
@@ -159,17 +162,6 @@ def create_app(
         result = memory.recall(body.message, body.conversation_id, body.now, PRESETS[body.preset])
         # Serialised once, here: returned as a model, it would be validated again first.
         return Response(result.model_dump_json(), media_type="application/json")
-
-    @app.post(PROMPT_PATH)
-    def prompt_posted(payload: dict[str, Any], user: str | None = None) -> dict[str, Any]:
-        """Claude Code's UserPromptSubmit hook posted as it comes (an HTTP hook): the
-        recall block as the context it adds, or nothing to add."""
-        prompt = prompt_of(payload)
-        if prompt is None:
-            return {}
-        session = payload.get("session_id")
-        result = memory_of(user).recall(prompt, session if isinstance(session, str) else None)
-        return as_context(result.text) if result.text else {}
 
     @app.post("/ingest", status_code=202)
     def ingest(body: IngestRequest) -> Job:
