@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -550,7 +551,9 @@ def test_a_failed_apply_leaves_nothing(store: Store, user: str, monkeypatch) -> 
     def fail(*args: object) -> None:
         raise RuntimeError("injected at the last step")
 
-    monkeypatch.setattr(store, "_merge_conversations", fail)
+    # The last step of each store's write (its package's writes module).
+    writes = importlib.import_module(type(store).__module__.rpartition(".")[0] + ".writes")
+    monkeypatch.setattr(writes, "_merge_conversations", fail)
     with pytest.raises(RuntimeError, match="injected"):
         store.apply(user, _one_of_each(store, user, nodes))
     assert _everything(store, user) == before

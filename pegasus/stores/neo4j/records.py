@@ -5,7 +5,7 @@ them as ordinary properties; timestamps travel as ISO text."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +17,7 @@ from pegasus.model import Conversation, Edge, EmbeddingKey, Node, aware, name_ke
 from pegasus.stores.base import CARDINALITIES, KINDS, STABILITIES
 
 PROPERTY_PREFIX = "prop."
+WRITE_BATCH = 5_000  # rows per UNWIND
 
 
 def native(value: Any) -> Any:
@@ -111,3 +112,18 @@ def key_and_vector(r: neo4j.Record) -> tuple[EmbeddingKey, np.ndarray]:
     key = EmbeddingKey.model_construct(id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"],
                                        vector=[])  # fmt: skip
     return key, np.asarray(r["vector"], np.float32)
+
+
+def possible_ends(edge_id: str) -> list[dict[str, str]]:
+    """Every (source, target) an id of the form ``source::RELATION::target`` can
+    name; node ids hold '::' themselves, so each split is a candidate."""
+    parts = edge_id.split("::")
+    return [
+        {"id": edge_id, "source": "::".join(parts[:i]), "target": "::".join(parts[i + 1 :])}
+        for i in range(1, len(parts) - 1)
+    ]
+
+
+def batches(rows: Sequence[Any], size: int = WRITE_BATCH) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]

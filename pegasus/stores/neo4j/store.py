@@ -34,7 +34,7 @@ from tenacity import (
 )
 
 from pegasus.config import Settings
-from pegasus.errors import StoreError, ValidationError
+from pegasus.errors import StoreError
 from pegasus.interchange import Graph
 from pegasus.model import (
     CLAIM_KEY,
@@ -44,7 +44,6 @@ from pegasus.model import (
     Node,
     Usage,
     check_relation,
-    edge_id,
     name_key,
 )
 from pegasus.stores.base import (
@@ -60,23 +59,19 @@ from pegasus.stores.base import (
 from pegasus.stores.graph_copy import GraphCopy, HeldGraphs
 from pegasus.stores.neo4j.queries import credentials, cypher, statements
 from pegasus.stores.neo4j.records import (
-    EDGE_TIMES,
-    NODE_TIMES,
+    batches,
     conversation_from,
-    conversation_props,
     edge_from,
-    edge_props,
     key_and_vector,
     node_from,
-    node_props,
-    times,
+    possible_ends,
 )
+from pegasus.stores.neo4j.writes import write
 from pegasus.stores.vectors import SCAN_FROM, KeyVectors
 from pegasus.time.decay import DecayReport, DecayRule
 
 log = logging.getLogger(__name__)
 
-WRITE_BATCH = 5_000  # rows per UNWIND
 NAMES_PER_QUERY = 200  # terms per full-text query (Lucene caps clauses at 1,024)
 # The vector index is shared by every owner: when other owners' keys crowd this
 # owner's out of a search, ask again for this many times as many.
@@ -94,16 +89,6 @@ INDEX_BEAM = 100
 SMALL_OWNER_NAMES = 2_000
 HELD_MB = 1_024  # copies held at once; an owner larger than this alone uses the index
 KEY_OVERHEAD = 500  # bytes a held key takes besides its vector (ids, text, object)
-
-
-def _possible_ends(edge_id: str) -> list[dict[str, str]]:
-    """Every (source, target) an id of the form ``source::RELATION::target`` can
-    name; node ids hold '::' themselves, so each split is a candidate."""
-    parts = edge_id.split("::")
-    return [
-        {"id": edge_id, "source": "::".join(parts[:i]), "target": "::".join(parts[i + 1 :])}
-        for i in range(1, len(parts) - 1)
-    ]
 
 
 def _lucene_term(text: str) -> str:
@@ -130,18 +115,6 @@ def _held_bytes(keys: int, dims: int) -> int:
     twice (all keys, and each kind's part), and a byte a dimension to scan a large part."""
     scanned = dims if keys >= SCAN_FROM else 0
     return keys * (KEY_OVERHEAD + 8 * dims + scanned)
-
-
-def _changes_graph(changes: Changes) -> bool:
-    """Whether ``changes`` write what a copy of the graph holds: a recall's notes of
-    used edges, journal lines and conversation records do not."""
-    return bool(changes.nodes or changes.edges or changes.strengths or changes.delete_nodes
-                or changes.delete_edges or changes.self_id is not None)  # fmt: skip
-
-
-def _batches(rows: Sequence[Any], size: int = WRITE_BATCH) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(rows), size):
-        yield rows[start : start + size]
 
 
 CONNECT_SECONDS = 5.0
@@ -305,126 +278,7 @@ class Neo4jStore(Store):
     def apply(self, user: str, changes: Changes) -> None:
         changes = checked(changes)
         if changes:
-            self._write(lambda tx: self._apply(tx, user, changes))
-
-    def _apply(self, tx: neo4j.ManagedTransaction, user: str, changes: Changes) -> None:
-        removing = bool(changes.delete_keys or changes.delete_nodes)
-        if changes.keys or removing:
-            record = tx.run(cypher("owner_keys_changed"), user=user, removing=removing).single()
-            version = record["version"]
-        if _changes_graph(changes):
-            tx.run(cypher("owner_graph_changed"), user=user).consume()
-        if removing:
-            removed = self._tx_key_vectors(tx, user, changes.delete_keys, changes.delete_nodes)
-            self._shift_key_stats(tx, user, removed=removed)
-            tx.run(cypher("key_delete"), user=user, ids=list(changes.delete_keys)).consume()
-        if changes.delete_edges:
-            refs = list(self._locate_edges(tx, user, changes.delete_edges).values())
-            tx.run(cypher("edge_delete"), user=user, refs=refs).consume()
-        if changes.delete_nodes:
-            tx.run(cypher("node_delete"), user=user, ids=list(changes.delete_nodes)).consume()
-        if changes.delete_conversations:
-            ids = list(changes.delete_conversations)
-            tx.run(cypher("conversation_delete"), user=user, ids=ids).consume()
-        self._tx_nodes(tx, user, changes.nodes)
-        if changes.edges:
-            self._tx_edges(tx, user, changes.edges)
-        self._tx_conversations(tx, user, changes.conversations)
-        if changes.keys:
-            self._tx_keys(tx, user, changes.keys, version)
-        if changes.self_id is not None:
-            tx.run(cypher("self_set"), user=user, node_id=changes.self_id).consume()
-        self._merge_conversations(tx, user, changes)
-
-    def _merge_conversations(
-        self, tx: neo4j.ManagedTransaction, user: str, changes: Changes
-    ) -> None:
-        for statement, mapping, field in (
-            ("journal_append", changes.journal, "lines"),
-            ("used_add", changes.used, "ids"),
-            ("used_remove", changes.used_done, "ids"),
-        ):
-            rows = [{"id": key, field: list(values)} for key, values in mapping.items()]
-            if rows:
-                tx.run(cypher(statement), user=user, rows=rows).consume()
-        if changes.closed:
-            rows = [{"id": key, "at": at.isoformat()} for key, at in changes.closed.items()]
-            tx.run(cypher("conversation_closed"), user=user, rows=rows).consume()
-        if changes.strengths:
-            where = self._locate_edges(tx, user, [e.id for e in changes.strengths])
-            rows = [
-                {"ref": where[e.id], "strength": e.strength, "strength0": e.strength0,
-                 "touched_at": e.touched_at.isoformat(), "dormant": e.dormant,
-                 "expired": e.expired}
-                for e in changes.strengths if e.id in where
-            ]  # fmt: skip
-            tx.run(cypher("edge_strengths"), user=user, rows=rows).consume()
-
-    @staticmethod
-    def _tx_nodes(tx: neo4j.ManagedTransaction, user: str, nodes: Sequence[Node]) -> None:
-        rows = [
-            {"id": n.id, "kind": n.kind.value, "props": node_props(user, n),
-             "times": times(n, NODE_TIMES)}
-            for n in nodes
-        ]  # fmt: skip
-        for batch in _batches(rows):
-            tx.run(cypher("node_upsert"), user=user, rows=batch).consume()
-
-    @staticmethod
-    def _tx_edges(tx: neo4j.ManagedTransaction, user: str, edges: Sequence[Edge]) -> None:
-        ends = sorted({e.source for e in edges} | {e.target for e in edges})
-        missing = {r["id"] for r in tx.run(cypher("nodes_missing"), user=user, ids=ends)}
-        for edge in edges:
-            for end in (edge.source, edge.target):
-                if end in missing:
-                    raise ValidationError(
-                        f"edge {edge.id!r} points to {end!r}, which is not a node"
-                    )
-        # edge_clear finds stored versions between the new ends. An id that does not
-        # name its ends (an imported file's own) may have had other ends: found by id.
-        free = [e.id for e in edges if e.id != edge_id(e.source, e.relation, e.target)]
-        if free:
-            refs = [r["ref"] for r in tx.run(cypher("edges_locate"), user=user, ids=free)]
-            tx.run(cypher("edge_delete"), user=user, refs=refs).consume()
-        rows = [
-            {
-                "id": e.id,
-                "source": e.source,
-                "target": e.target,
-                "relation": check_relation(e.relation),
-                "props": edge_props(user, e),
-                "times": times(e, EDGE_TIMES),
-            }
-            for e in edges
-        ]
-        for statement in ("edge_clear", "edge_create"):
-            for batch in _batches(rows):
-                tx.run(cypher(statement), user=user, rows=batch).consume()
-
-    @staticmethod
-    def _tx_conversations(
-        tx: neo4j.ManagedTransaction, user: str, conversations: Sequence[Conversation]
-    ) -> None:
-        rows = [
-            {
-                "id": c.id,
-                "props": {"user": user, **conversation_props(c)},
-                "used": list(dict.fromkeys(c.used_edges)),
-            }
-            for c in conversations
-        ]
-        for batch in _batches(rows):
-            tx.run(cypher("conversation_upsert"), user=user, rows=batch).consume()
-
-    def _tx_keys(
-        self, tx: neo4j.ManagedTransaction, user: str, keys: Sequence[EmbeddingKey], version: int
-    ) -> None:
-        removed = self._tx_key_vectors(tx, user, ids=[k.id for k in keys])
-        rows = [k.model_dump() for k in keys]
-        for batch in _batches(rows):
-            tx.run(cypher("key_upsert"), user=user, rows=batch, version=version).consume()
-        named = [k.vector for k in keys if k.kind != CLAIM_KEY]
-        self._shift_key_stats(tx, user, removed=removed, added=named)
+            self._write(lambda tx: write(tx, user, changes))
 
     # --- reads ------------------------------------------------------------------
     def get_nodes(self, user: str, ids: Iterable[str]) -> list[Node]:
@@ -436,33 +290,16 @@ class Neo4jStore(Store):
         if copy := self._graph(user):
             return copy.get_edges(ids)
         ids = list(dict.fromkeys(ids))
-        ends = [end for edge in ids for end in _possible_ends(edge)]
+        ends = [end for edge in ids for end in possible_ends(edge)]
         records = self._read("edges_get_between", user=user, ends=ends)
         found = {edge.id: edge for edge in map(edge_from, records)}
         rest = [edge for edge in ids if edge not in found]
-        if rest:  # ids that name no ends (see _locate_edges)
+        if rest:  # ids that name no ends (see writes._locate_edges)
             refs = [r["ref"] for r in self._read("edges_locate", user=user, ids=rest)]
             found.update(
                 (e.id, e) for e in map(edge_from, self._read("edges_get", user=user, refs=refs))
             )
         return list(found.values())
-
-    @staticmethod
-    def _locate_edges(
-        tx: neo4j.ManagedTransaction, user: str, ids: Iterable[str]
-    ) -> dict[str, str]:
-        """Edge id -> element id, inside ``tx``. Relationship properties have no index
-        across types, so edges are found between the ends their ids name, and only
-        ids that name no ends walk the owner's relationships."""
-        ids = list(dict.fromkeys(ids))
-        ends = [end for edge in ids for end in _possible_ends(edge)]
-        records = tx.run(cypher("edges_between"), user=user, ends=ends)
-        found = {r["id"]: r["ref"] for r in records}
-        rest = [edge for edge in ids if edge not in found]
-        if rest:
-            records = tx.run(cypher("edges_locate"), user=user, ids=rest)
-            found.update({r["id"]: r["ref"] for r in records})
-        return found
 
     def list_conversations(self, user: str) -> list[Conversation]:
         return [
@@ -481,7 +318,7 @@ class Neo4jStore(Store):
             return copy.find_nodes_named(names)
         folded = [name for name in dict.fromkeys(name_key(n) for n in names) if name]
         found: dict[str, Node] = {}
-        for chunk in _batches(folded, NAMES_PER_QUERY):
+        for chunk in batches(folded, NAMES_PER_QUERY):
             query = " OR ".join(_lucene_term(name) for name in chunk)
             for record in self._read("nodes_find", user=user, names=list(chunk), query=query):
                 node = node_from(record["props"])
@@ -569,40 +406,6 @@ class Neo4jStore(Store):
         )
 
     # --- embedding keys ---------------------------------------------------------
-    @staticmethod
-    def _tx_key_vectors(
-        tx: neo4j.ManagedTransaction, user: str, ids: Sequence[str] = (), refs: Sequence[str] = ()
-    ) -> list[list[float]]:
-        """Stored vectors of keys about to be replaced or deleted (by key id, or by
-        the node they name), so the owner's key sum can be kept exact."""
-        records = tx.run(cypher("key_vectors"), user=user, ids=list(ids), refs=list(refs))
-        return [r["vector"] for r in records if r["vector"] is not None]
-
-    @staticmethod
-    def _shift_key_stats(
-        tx: neo4j.ManagedTransaction,
-        user: str,
-        removed: Sequence[Sequence[float]] = (),
-        added: Sequence[Sequence[float]] = (),
-    ) -> None:
-        """Keep the owner's running key sum exact within the writing transaction."""
-        if not removed and not added:
-            return
-        record = tx.run(cypher("key_stats_get"), user=user).single()
-        dims = len((list(added) or list(removed))[0])
-        total = (
-            np.zeros(dims) if record is None or record["sum"] is None else np.array(record["sum"])
-        )
-        count = 0 if record is None or record["count"] is None else int(record["count"])
-        if len(total) != dims:  # a new embedding model: start the sum again
-            total, count = np.zeros(dims), 0
-        if removed:
-            total -= np.asarray(removed, dtype=float).sum(axis=0)
-        if added:
-            total += np.asarray(added, dtype=float).sum(axis=0)
-        count = max(0, count - len(removed) + len(added))
-        tx.run(cypher("key_stats_set"), user=user, sum=total.tolist(), count=count).consume()
-
     def key_mean(self, user: str) -> list[float] | None:
         held = self._held_copy(user)
         if held is not None:  # the same mean, without a round trip in a recall

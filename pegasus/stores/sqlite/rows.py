@@ -13,6 +13,8 @@ from pegasus.stores.base import CARDINALITIES, KINDS, STABILITIES
 from pegasus.time.decay import SECONDS_PER_DAY
 
 CHUNK = 500  # ids per IN (...) list, well under SQLite's variable limit
+# Kept in tables of their own, not in the record's JSON.
+APART = {"journal", "used_edges"}
 NODE_COLUMNS = (
     "user, id, name, kind, aliases, properties, confidence, conversations, provisional, "
     "created_at, updated_at"

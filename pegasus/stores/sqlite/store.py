@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from pegasus.config import Settings, data_dir
-from pegasus.errors import ConfigError, DiskFullError, StoreError, ValidationError
+from pegasus.errors import ConfigError, DiskFullError, StoreError
 from pegasus.interchange import Graph
 from pegasus.model import (
     Conversation,
@@ -46,24 +46,19 @@ from pegasus.stores.sqlite import schema
 from pegasus.stores.sqlite.rows import (
     COST_FIELDS,
     COST_TOTALS,
-    EDGE_COLUMNS,
     LIVE,
     MICROSECONDS_PER_DAY,
-    NODE_COLUMNS,
     chunks,
     edge_from,
-    edge_row,
     marks,
     node_from,
-    node_row,
     ts,
 )
+from pegasus.stores.sqlite.writes import write
 from pegasus.stores.vectors import KeyVectors
 from pegasus.time.decay import DecayReport, DecayRule, decayed
 
 BUSY_SECONDS = 30.0  # how long a write waits for another process's write to finish
-# Kept in tables of their own, not in the record's JSON.
-APART = {"journal", "used_edges"}
 
 
 class SQLiteStore(Store):
@@ -238,163 +233,10 @@ class SQLiteStore(Store):
         if not changes:
             return
         with self._tx() as db:
-            self._delete(db, user, changes)
-            self._write_nodes(db, user, changes.nodes)
-            self._write_edges(db, user, changes.edges)
-            self._write_conversations(db, user, changes.conversations)
-            self._write_keys(db, user, changes.keys)
-            if changes.self_id is not None:
-                db.execute("INSERT OR REPLACE INTO owners VALUES (?, ?)", (user, changes.self_id))
-            self._check_ends(db, user, changes.edges)
-            self._merge_conversations(db, user, changes)
+            write(db, user, changes)
         if changes.keys or changes.delete_keys or changes.delete_nodes:
             with self._cache_lock:
                 self._vectors.pop(user, None)
-
-    def _delete(self, db: sqlite3.Connection, user: str, changes: Changes) -> None:
-        for table, column, ids in (
-            ("keys", "id", changes.delete_keys),
-            ("edges", "id", changes.delete_edges),
-            ("edges", "source", changes.delete_nodes),
-            ("edges", "target", changes.delete_nodes),
-            ("nodes", "id", changes.delete_nodes),
-            ("node_names", "node_id", changes.delete_nodes),
-            ("owners", "self_id", changes.delete_nodes),
-            ("conversations", "id", changes.delete_conversations),
-            ("journal_lines", "conversation", changes.delete_conversations),
-            ("used_edges", "conversation", changes.delete_conversations),
-        ):
-            for chunk in chunks(ids):
-                db.execute(
-                    f"DELETE FROM {table} WHERE user = ? AND {column} IN ({marks(chunk)})",
-                    [user, *chunk],
-                )
-        for chunk in chunks(changes.delete_nodes):
-            db.execute(
-                f"DELETE FROM keys WHERE user = ? AND kind = 'node' AND ref IN ({marks(chunk)})",
-                [user, *chunk],
-            )
-
-    def _write_nodes(self, db: sqlite3.Connection, user: str, nodes: Sequence[Node]) -> None:
-        db.executemany(
-            f"INSERT OR REPLACE INTO nodes ({NODE_COLUMNS}) VALUES ({marks(range(11))})",
-            [node_row(user, n) for n in nodes],
-        )
-        for chunk in chunks(n.id for n in nodes):
-            db.execute(
-                f"DELETE FROM node_names WHERE user = ? AND node_id IN ({marks(chunk)})",
-                [user, *chunk],
-            )
-        db.executemany(
-            "INSERT OR IGNORE INTO node_names VALUES (?, ?, ?)",
-            [(user, n.id, name_key(name)) for n in nodes for name in n.names],
-        )
-
-    def _write_edges(self, db: sqlite3.Connection, user: str, edges: Sequence[Edge]) -> None:
-        db.executemany(
-            f"INSERT OR REPLACE INTO edges ({EDGE_COLUMNS}) VALUES ({marks(range(20))})",
-            [edge_row(user, e) for e in edges],
-        )
-
-    def _check_ends(self, db: sqlite3.Connection, user: str, edges: Sequence[Edge]) -> None:
-        """Refuse (and so roll back) edges whose ends are not nodes once all is written."""
-        ends = {e.source for e in edges} | {e.target for e in edges}
-        found: set[str] = set()
-        for chunk in chunks(ends):
-            found.update(
-                r[0]
-                for r in db.execute(
-                    f"SELECT id FROM nodes WHERE user = ? AND id IN ({marks(chunk)})",
-                    [user, *chunk],
-                )
-            )
-        for edge in edges:
-            for end in (edge.source, edge.target):
-                if end not in found:
-                    raise ValidationError(
-                        f"edge {edge.id!r} points to {end!r}, which is not a node"
-                    )
-
-    def _write_conversations(
-        self, db: sqlite3.Connection, user: str, conversations: Sequence[Conversation]
-    ) -> None:
-        for record in conversations:
-            db.execute(
-                "INSERT OR REPLACE INTO conversations VALUES (?, ?, ?)",
-                (user, record.id, record.model_dump_json(exclude=APART)),
-            )
-            db.execute(
-                "DELETE FROM journal_lines WHERE user = ? AND conversation = ?", (user, record.id)
-            )
-            self._append_journal(db, user, record.id, record.journal)
-            self._add_used(db, user, record.id, record.used_edges)
-
-    def _merge_conversations(self, db: sqlite3.Connection, user: str, changes: Changes) -> None:
-        for conversation in {*changes.journal, *changes.used}:
-            db.execute(
-                "INSERT OR IGNORE INTO conversations VALUES (?, ?, ?)",
-                (user, conversation, Conversation(id=conversation).model_dump_json(exclude=APART)),
-            )
-        for conversation, lines in changes.journal.items():
-            self._append_journal(db, user, conversation, lines)
-        for conversation, edge_ids in changes.used.items():
-            self._add_used(db, user, conversation, edge_ids)
-        db.executemany(
-            "UPDATE conversations SET record = json_set(record, '$.closed_at', ?) "
-            "WHERE user = ? AND id = ?",
-            [(at.isoformat(), user, conversation) for conversation, at in changes.closed.items()],
-        )
-        db.executemany(
-            "UPDATE edges SET strength = ?, strength0 = ?, touched_at = ?, dormant = ?, "
-            "expired = ? WHERE user = ? AND id = ?",
-            [(e.strength, e.strength0, ts(e.touched_at), int(e.dormant), int(e.expired), user,
-              e.id) for e in changes.strengths],
-        )  # fmt: skip
-        for conversation, edge_ids in changes.used_done.items():
-            for chunk in chunks(edge_ids):
-                db.execute(
-                    "DELETE FROM used_edges WHERE user = ? AND conversation = ? "
-                    f"AND edge IN ({marks(chunk)})",
-                    [user, conversation, *chunk],
-                )
-
-    @staticmethod
-    def _append_journal(
-        db: sqlite3.Connection, user: str, conversation: str, lines: Sequence[str]
-    ) -> None:
-        if not lines:
-            return
-        last = db.execute(
-            "SELECT max(seq) FROM journal_lines WHERE user = ? AND conversation = ?",
-            (user, conversation),
-        ).fetchone()[0]
-        start = -1 if last is None else last
-        db.executemany(
-            "INSERT INTO journal_lines VALUES (?, ?, ?, ?)",
-            [(user, conversation, start + 1 + i, line) for i, line in enumerate(lines)],
-        )
-
-    @staticmethod
-    def _add_used(
-        db: sqlite3.Connection, user: str, conversation: str, edge_ids: Sequence[str]
-    ) -> None:
-        db.executemany(
-            "INSERT OR IGNORE INTO used_edges (user, conversation, edge) VALUES (?, ?, ?)",
-            [(user, conversation, edge) for edge in edge_ids],
-        )
-
-    @staticmethod
-    def _write_keys(db: sqlite3.Connection, user: str, keys: Sequence[EmbeddingKey]) -> None:
-        db.executemany(
-            # An upsert, not a replace: the claim-words triggers see an update.
-            "INSERT INTO keys VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user, id) DO UPDATE SET "
-            "text = excluded.text, ref = excluded.ref, kind = excluded.kind, "
-            "vector = excluded.vector",
-            [
-                (user, k.id, k.text, k.ref, k.kind, np.asarray(k.vector, np.float32).tobytes())
-                for k in keys
-            ],
-        )
 
     # --- reads ----------------------------------------------------------------
     def _select_in(self, sql: str, user: str, ids: Iterable[str]) -> list[sqlite3.Row]:
