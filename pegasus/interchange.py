@@ -48,11 +48,19 @@ class Vectors:
     model: str
     by_text: Mapping[str, np.ndarray]
 
+    @property
+    def dimensions(self) -> int:
+        """The vectors' size (0 with none, or with several sizes)."""
+        sizes = {len(vector) for vector in self.by_text.values()}
+        return sizes.pop() if len(sizes) == 1 else 0
+
+    def described(self) -> str:
+        return f"{self.model!r} ({self.dimensions} dimensions)"
+
     def to_dict(self) -> dict[str, Any]:
-        dimensions = {len(vector) for vector in self.by_text.values()}
         return {
             "model": self.model,
-            "dimensions": dimensions.pop() if len(dimensions) == 1 else 0,
+            "dimensions": self.dimensions,
             "float32": {text: base64.b64encode(np.asarray(vector, "<f4").tobytes()).decode()
                         for text, vector in sorted(self.by_text.items())},
         }  # fmt: skip

@@ -25,6 +25,7 @@ from pegasus.model import (
     CONTROL,
     LONE_SURROGATE,
     MAX_ID_CHARS,
+    EmbeddingKey,
     Node,
     no_lone_surrogates,
     utcnow,
@@ -203,13 +204,14 @@ class Memory:
         merged, report = merge_import(
             graph, nodes, edges, conversations, self.store.get_self(self.user)
         )
-        carried = graph.vectors if graph.vectors and self.same_model(graph.vectors) else None
-        known = carried.by_text if carried else None
-        keys = missing_keys(self.store, self.user, self.embedder, merged, known)[0] if index else []
+        keys: list[EmbeddingKey] = []
+        if index:
+            known = graph.vectors.by_text if graph.vectors else None
+            if graph.vectors and not self.same_model(graph.vectors):
+                report.vectors_of, known = graph.vectors.described(), None
+            keys = missing_keys(self.store, self.user, self.embedder, merged, known)[0]
+            report.keys_carried = sum(key.text in known for key in keys) if known else 0
         report.keys = len(keys)
-        report.keys_carried = sum(key.text in known for key in keys) if known else 0
-        if graph.vectors and not carried:
-            report.vectors_of = graph.vectors.model
         self.store.apply(self.user, Changes.of_graph(merged, keys))
         return report
 
@@ -227,18 +229,22 @@ class Memory:
 
     def same_model(self, vectors: Vectors) -> bool:
         """Whether ``vectors`` were made by this memory's embedding model."""
-        dimensions = {len(vector) for vector in vectors.by_text.values()}
-        probe = self.embedder.embed("dimensions") if dimensions else None
-        return vectors.model == self.embedder.name and (probe is None or {len(probe)} == dimensions)
+        if vectors.model != self.embedder.name:
+            return False
+        return not vectors.by_text or vectors.dimensions == len(self.embedder.embed("size"))
 
     def export(self, vectors: bool = False) -> Graph:
         """The whole memory; with ``vectors``, its keys' vectors too (for an import
-        that embeds nothing again)."""
+        that embeds nothing again), refused while some keys are of another size than
+        this memory's model makes (a model changed without ``pegasus reindex``)."""
         self.core.used.flush()
         graph = self.store.export(self.user)
         if vectors:
             keys = self.store.list_keys(self.user, with_vectors=True)
             graph.vectors = Vectors(self.embedder.name, {key.text: key.vector for key in keys})
+            if keys and not self.same_model(graph.vectors):
+                raise ValidationError(f"the stored keys are not all {self.embedder.name}'s: run "
+                                      "pegasus reindex, then export again")  # fmt: skip
         return graph
 
     def export_json(self, vectors: bool = False) -> str:

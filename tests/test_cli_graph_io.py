@@ -171,7 +171,7 @@ def test_vectors_of_another_model_are_embedded_again(capsys, target, tmp_path: P
     try:
         result = run_cli(capsys, *other, "import", str(tmp_path / "other.json"))
         assert result.code == 0, result.err
-        assert "'some-other-model'" in result.out
+        assert "'some-other-model' (2 dimensions)" in " ".join(result.out.split())
         assert _keys(store, other[-1]) == _keys(store, user)
     finally:
         wipe(store, other[-1])

@@ -35,8 +35,8 @@ def import_(
     out.print(f"imported {report.nodes} nodes and {report.edges} edges into {memory.user!r}"
               + merged, highlight=False)  # fmt: skip
     if report.vectors_of:
-        out.print(f"embedded the names again: the file's vectors are of {report.vectors_of!r}, "
-                  f"this memory uses {memory.embedder.name!r}", highlight=False)  # fmt: skip
+        out.print(f"embedded the names again: the file's vectors are of {report.vectors_of}, "
+                  f"not of this memory's {memory.embedder.name!r}", highlight=False)  # fmt: skip
     if report.self_kept:
         out.print(f"kept {report.self_kept} as the user's own node (the file names another)",
                   highlight=False)  # fmt: skip

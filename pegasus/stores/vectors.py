@@ -173,9 +173,11 @@ def _index(matrix: np.ndarray) -> tuple[Any, np.ndarray | None]:
     index = faiss.IndexScalarQuantizer(
         matrix.shape[0], faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
     )
-    rows = np.ascontiguousarray(matrix.T)
-    index.train(rows)
-    index.add(rows)
+    # Trained on every key (a key outside the range would break the bound), added in
+    # slices: no float copy of all of them at once.
+    index.train(np.ascontiguousarray(np.vstack([matrix.min(axis=1), matrix.max(axis=1)])))
+    for start in range(0, matrix.shape[1], SCAN_FROM):
+        index.add(np.ascontiguousarray(matrix[:, start : start + SCAN_FROM].T))
     ranges = faiss.vector_to_array(index.sq.trained)[matrix.shape[0] :]
     return index, ranges / 255 / 2
 

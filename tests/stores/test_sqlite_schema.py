@@ -171,3 +171,14 @@ def test_a_threads_first_read_may_be_a_key_search(tmp_path) -> None:
     assert not reader.is_alive(), "the thread's first read waits for ever"
     assert [k.id for k, _ in found] == ["k"]
     store.close()
+
+
+def test_a_migration_is_split_where_sqlite_ends_its_statements() -> None:
+    from pegasus.stores.sqlite.schema import statements
+
+    trigger = ("CREATE TRIGGER t AFTER INSERT ON a BEGIN\n  INSERT INTO b VALUES (1);\n"
+               "  INSERT INTO b VALUES (2);\nEND;")  # fmt: skip
+    script = f"-- a comment; with a semicolon\nCREATE TABLE a (x);\n{trigger}\n-- the end\n"
+    assert statements(script) == ["-- a comment; with a semicolon\nCREATE TABLE a (x);", trigger]
+    with pytest.raises(ValueError, match="no ';'"):
+        statements("CREATE TABLE a (x);\nCREATE INDEX i ON a (x)")

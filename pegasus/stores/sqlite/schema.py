@@ -9,7 +9,7 @@ from importlib.resources import files
 
 def _migrations() -> list[tuple[str, str]]:
     folder = files(__package__) / "migrations"
-    scripts = sorted(p for p in folder.iterdir() if p.name.endswith(".sql"))
+    scripts = sorted((p for p in folder.iterdir() if p.name.endswith(".sql")), key=lambda p: p.name)
     return [(path.name.removesuffix(".sql"), path.read_text(encoding="utf-8")) for path in scripts]
 
 
@@ -23,7 +23,8 @@ def statements(script: str) -> list[str]:
     for line in script.splitlines(keepends=True):
         pending += line
         if sqlite3.complete_statement(pending):
-            if pending.strip():
-                found.append(pending.strip())
+            found.append(pending.strip())
             pending = ""
+    if "".join(line.split("--")[0] for line in pending.splitlines()).strip():
+        raise ValueError(f"a migration ends inside a statement (no ';'): {pending.strip()!r}")
     return found
