@@ -23,7 +23,15 @@ from pegasus.recall.keys import node_key_id, node_key_texts
 from pegasus.recall.ordinary import Ordinariness
 from pegasus.recall.presets import DEFAULT, RecallSettings
 from pegasus.recall.rank import edge_scores, past_claims, past_label
-from pegasus.recall.seeds import Hit, accept, centred_scores, collect, csls, seed_activation
+from pegasus.recall.seeds import (
+    Hit,
+    Seeds,
+    accept,
+    centred_scores,
+    collect,
+    csls,
+    seed_activation,
+)
 from pegasus.recall.when import window
 from pegasus.stores import Store
 from pegasus.text import content_words, phrases, possessive_phrases
@@ -184,12 +192,13 @@ class Recaller:
 
     def _reached(
         self, user: str, message: str, now: datetime, trace: Trace,
-        meant: list[tuple[EmbeddingKey, float]], worded: list[tuple[EmbeddingKey, list[str]]],
+        meant: Future[list[tuple[EmbeddingKey, float]]],
+        worded: Future[list[tuple[EmbeddingKey, list[str]]]],
     ) -> list[Edge]:  # fmt: skip
-        """The current claims the message reached by their own cue; the history it
-        asks about (claims no longer current that its cue reached) goes to
-        ``trace.past``, to be shown as past and never spread from."""
-        cues = trace.cues = fused(meant, worded)
+        """The current claims the message reached by their own cue (``trace.cues``);
+        the history it asks about (claims no longer current that its cue reached) goes
+        to ``trace.past``, to be shown as past and never spread from."""
+        cues = trace.cues = fused(meant.result(), worded.result())
         found = self.store.get_edges(user, list(cues)) if cues else []
         trace.past = past_claims(
             found, cues, now, self.rule, self.settings, message,
@@ -204,43 +213,16 @@ class Recaller:
             return self._trace(user, message, now, looked)
 
     def _trace(self, user: str, message: str, now: datetime | None, looked: object) -> Trace:
+        """The steps of one recall: claim cues started beside, seeds, the two-hop pull,
+        relation anchors, spread and lift, firing, the block."""
         now = now or utcnow()
-        settings = self.settings
-        result = RecallResult(message=message)
-        trace = Trace(result)
-        if settings.claim_cues:
-            # The model needs nothing from the store: it embeds the message while the
-            # owner's state is read (a round trip to Neo4j). Submitted before the
-            # search that waits on it, so that search never waits on a queued task.
-            whole = BESIDE.submit(self.embedder.embed, message)
-        self_id = trace.self_id = self.store.get_self(user)
-        owner = None
-        if settings.use_possessives and self_id:
-            found = self.store.get_nodes(user, [self_id])
-            owner = found[0].name if found else None
-        if settings.claim_cues:  # searched beside the seeding, each on a thread
-            store = self.store
-            worded = self._beside(
-                user, looked, lambda: claims_worded(store, user, message, settings)
-            )
-            meant = self._beside(
-                user, looked, lambda: claims_meant(store, user, whole.result(), message, settings)
-            )
-        seeds = trace.seeds = collect(self.match(user, self.units(message, owner), owner), settings)
-        result.seeds = [
-            {"unit": h.unit, "key": h.key.text, "kind": h.key.kind, "ref": h.key.ref,
-             "score": round(h.score, 4)}
-            for h in seeds.hits
-        ]  # fmt: skip
+        trace = Trace(RecallResult(message=message))
+        cues_beside = self._cues_beside(user, message, looked)
+        trace.self_id = self.store.get_self(user)
+        seeds = self._seeded(user, message, trace)
+        cued = self._reached(user, message, now, trace, *cues_beside) if cues_beside else []
         seed_nodes = dict(seeds.nodes)
-        cued = (
-            self._reached(user, message, now, trace, meant.result(), worded.result())
-            if settings.claim_cues
-            else []
-        )
-        cues = trace.cues
-
-        if seeds.relations and not settings.relation_needs_anchor:
+        if seeds.relations and not self.settings.relation_needs_anchor:
             # The baseline: a relation hit seeds both ends of every edge carrying it.
             for edge in current(
                 self.store.edges_with_relation(user, seeds.relations), now, self.rule
@@ -249,53 +231,110 @@ class Recaller:
                     seed_nodes[end] = max(seed_nodes.get(end, 0.0), 1.0)
         if not seed_nodes and not cued and not trace.past:
             return trace
+        blocked = frozenset([trace.self_id] if self.settings.block_self and trace.self_id else [])
+        edges = self._pulled(user, seed_nodes, blocked, now)
+        if seeds.relations and self.settings.relation_needs_anchor:
+            edges = self._anchored(user, message, seeds, edges, seed_nodes, trace.self_id, now)
+        self._spread(seed_nodes, edges, cued, blocked, trace)
+        fired = self._fired(user, cued, blocked, trace)
+        self._rendered(message, now, edges, cued, fired, trace)
+        return trace
 
-        stop_at = [self_id] if settings.block_self and self_id else []
-        # Edges only: most nodes two hops out can never fire, so they are fetched
-        # after spreading, and only those that still might.
-        graph = (
-            self.store.subgraph(
-                user, list(seed_nodes), hops=settings.hops, live_only=True, stop_at=stop_at,
-                with_nodes=False,
-            )
-            if seed_nodes
-            else None
+    def _cues_beside(
+        self, user: str, message: str, looked: object
+    ) -> tuple[Future[list[tuple[EmbeddingKey, float]]], Future[list]] | None:
+        """The claim cues' two searches started on threads beside the seeding (by
+        meaning, by words); None when the settings use no claim cues."""
+        if not self.settings.claim_cues:
+            return None
+        # The model needs nothing from the store: it embeds the message while the
+        # owner's state is read (a round trip to Neo4j). Submitted before the search
+        # that waits on it, so that search never waits on a queued task.
+        whole = BESIDE.submit(self.embedder.embed, message)
+        store, settings = self.store, self.settings
+        worded = self._beside(user, looked, lambda: claims_worded(store, user, message, settings))
+        meant = self._beside(
+            user, looked, lambda: claims_meant(store, user, whole.result(), message, settings)
+        )
+        return meant, worded
+
+    def _seeded(self, user: str, message: str, trace: Trace) -> Seeds:
+        """The nodes and relations the message's words name (``trace.seeds``)."""
+        owner = None
+        if self.settings.use_possessives and trace.self_id:
+            found = self.store.get_nodes(user, [trace.self_id])
+            owner = found[0].name if found else None
+        seeds = trace.seeds = collect(
+            self.match(user, self.units(message, owner), owner), self.settings
+        )
+        trace.result.seeds = [
+            {"unit": h.unit, "key": h.key.text, "kind": h.key.kind, "ref": h.key.ref,
+             "score": round(h.score, 4)}
+            for h in seeds.hits
+        ]  # fmt: skip
+        return seeds
+
+    def _pulled(
+        self, user: str, seed_nodes: dict[str, float], blocked: frozenset[str], now: datetime
+    ) -> list[Edge]:
+        """The current edges up to two hops from the seeds, not through the user's own
+        node. Edges only: most nodes two hops out can never fire, so they are fetched
+        after spreading, and only those that still might."""
+        if not seed_nodes:
+            return []
+        graph = self.store.subgraph(
+            user, list(seed_nodes), hops=self.settings.hops, live_only=True,
+            stop_at=list(blocked), with_nodes=False,
         )  # fmt: skip
-        edges = current(graph.edges, now, self.rule) if graph else []
+        return current(graph.edges, now, self.rule)
 
-        if seeds.relations and settings.relation_needs_anchor:
-            # Two cues: a relation word counts only on an edge at a node the message
-            # already named, and then lights the other end. "My" names the user:
-            # "my sister" is whoever the user's HAS_SISTER claim points at.
-            anchors = set(seeds.nodes)
-            if self_id and FIRST_PERSON.search(message):
-                anchors.add(self_id)
-                known = {edge.id for edge in edges}
-                edges += [
-                    edge
-                    for edge in current(
-                        self.store.edges_with_relation(user, list(seeds.relations)), now, self.rule
-                    )
-                    if self_id in (edge.source, edge.target) and edge.id not in known
-                ]
-            for edge in edges:
-                score = seeds.relations.get(edge.relation)
-                if score is None:
-                    continue
-                for end, other in ((edge.source, edge.target), (edge.target, edge.source)):
-                    if end in anchors and other != self_id:
-                        value = seed_activation(score, settings)
-                        seed_nodes[other] = max(seed_nodes.get(other, 0.0), value)
+    def _anchored(
+        self, user: str, message: str, seeds: Seeds, edges: list[Edge],
+        seed_nodes: dict[str, float], self_id: str | None, now: datetime,
+    ) -> list[Edge]:  # fmt: skip
+        """Two cues: a relation word counts only on an edge at a node the message
+        already named, and then lights the other end (in ``seed_nodes``). "My" names
+        the user: "my sister" is whoever the user's HAS_SISTER claim points at, so the
+        user's edges of those relations join ``edges`` (returned)."""
+        anchors = set(seeds.nodes)
+        if self_id and FIRST_PERSON.search(message):
+            anchors.add(self_id)
+            known = {edge.id for edge in edges}
+            related = self.store.edges_with_relation(user, list(seeds.relations))
+            mine = [edge for edge in current(related, now, self.rule)
+                    if self_id in (edge.source, edge.target) and edge.id not in known]  # fmt: skip
+            edges = edges + mine
+        for edge in edges:
+            score = seeds.relations.get(edge.relation)
+            if score is None:
+                continue
+            for end, other in ((edge.source, edge.target), (edge.target, edge.source)):
+                if end in anchors and other != self_id:
+                    value = seed_activation(score, self.settings)
+                    seed_nodes[other] = max(seed_nodes.get(other, 0.0), value)
+        return edges
 
-        blocked = frozenset(stop_at)
-        state = act.spread(seed_nodes, edges, settings.hops, settings.spread_factor, blocked)
-        trace.state = state
+    def _spread(
+        self, seed_nodes: dict[str, float], edges: list[Edge], cued: list[Edge],
+        blocked: frozenset[str], trace: Trace,
+    ) -> None:  # fmt: skip
+        """Activation spread from the seeds (``trace.state``); a claim the message
+        reached lights its ends as much as it was reached. They do not spread: the
+        claim itself is what was asked about."""
+        settings, cues = self.settings, trace.cues
+        state = trace.state = act.spread(
+            seed_nodes, edges, settings.hops, settings.spread_factor, blocked
+        )
         for edge in sorted(cued, key=lambda e: cues[e.id].score):
-            # A claim the message reached lights its ends as much as it was reached.
-            # They do not spread: the claim itself is what was asked about.
             for end in (edge.source, edge.target):
                 if act.lift(state, end, cues[edge.id].score):
                     trace.lifted[end] = edge.id
+
+    def _fired(
+        self, user: str, cued: list[Edge], blocked: frozenset[str], trace: Trace
+    ) -> list[act.Activation]:
+        """The nodes that fire, read with every node the block may name (``trace.nodes``)."""
+        settings, state, self_id = self.settings, trace.state, trace.self_id
         floor = settings.fire_threshold - settings.co_episode_bonus
         hopeful = [node_id for node_id, a in state.items() if a.score >= floor]
         hopeful += [self_id] if self_id else []  # claims to the user are shown beside fired nodes
@@ -309,24 +348,31 @@ class Recaller:
             settings.co_episode_bonus,
             exempt=blocked,
         )
-        fired = act.select_firing(
+        return act.select_firing(
             {k: v for k, v in state.items() if k in nodes},
             settings.fire_threshold,
             settings.max_fired,
             settings.forward_share,
         )
+
+    def _rendered(
+        self, message: str, now: datetime, edges: list[Edge], cued: list[Edge],
+        fired: list[act.Activation], trace: Trace,
+    ) -> None:  # fmt: skip
+        """The block within its budget, and what explains it, into ``trace.result``."""
+        settings, result, self_id = self.settings, trace.result, trace.self_id
         known = {edge.id for edge in edges}
-        edges += [edge for edge in shown if edge.id not in known]
+        shown = [*cued, *trace.past.values()]
+        edges = edges + [edge for edge in shown if edge.id not in known]
         scores = (
-            edge_scores(edges, state, cues, self_id, settings, window(message, now))
+            edge_scores(edges, trace.state, trace.cues, self_id, settings, window(message, now))
             if settings.claim_cues
             else None
         )
         trace.edges, trace.scores = edges, scores
         past = {edge_id: past_label(edge, now, self.rule) for edge_id, edge in trace.past.items()}
-        block = build_block(fired, nodes, edges, settings, self_id, scores, past)
+        block = build_block(fired, trace.nodes, edges, settings, self_id, scores, past)
         result.fired = [explain.fired(a, trace) for a in fired]
         result.memory, result.context, result.text = block.memory, block.context, block.text
         result.used_edges = block.used_edges
         result.shown = explain.shown(block.used_edges, trace)
-        return trace
