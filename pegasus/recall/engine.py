@@ -217,9 +217,18 @@ class Recaller:
         relation anchors, spread and lift, firing, the block."""
         now = now or utcnow()
         trace = Trace(RecallResult(message=message))
-        cues_beside = self._cues_beside(user, message, looked)
-        trace.self_id = self.store.get_self(user)
-        seeds = self._seeded(user, message, trace)
+        # The model needs nothing from the store: it embeds the message while the
+        # owner's state is read (a round trip to Neo4j). Submitted before the search
+        # that waits on it, so that search never waits on a queued task.
+        whole = BESIDE.submit(self.embedder.embed, message) if self.settings.claim_cues else None
+        trace.self_id = self.store.get_self(user)  # the recall's look at the owner
+        owner = None
+        if self.settings.use_possessives and trace.self_id:
+            found = self.store.get_nodes(user, [trace.self_id])
+            owner = found[0].name if found else None
+        # Started once the owner was looked at: the threads share that look.
+        cues_beside = self._cues_beside(user, message, looked, whole) if whole else None
+        seeds = self._seeded(user, message, owner, trace)
         cued = self._reached(user, message, now, trace, *cues_beside) if cues_beside else []
         seed_nodes = dict(seeds.nodes)
         if seeds.relations and not self.settings.relation_needs_anchor:
@@ -241,16 +250,10 @@ class Recaller:
         return trace
 
     def _cues_beside(
-        self, user: str, message: str, looked: object
-    ) -> tuple[Future[list[tuple[EmbeddingKey, float]]], Future[list]] | None:
-        """The claim cues' two searches started on threads beside the seeding (by
-        meaning, by words); None when the settings use no claim cues."""
-        if not self.settings.claim_cues:
-            return None
-        # The model needs nothing from the store: it embeds the message while the
-        # owner's state is read (a round trip to Neo4j). Submitted before the search
-        # that waits on it, so that search never waits on a queued task.
-        whole = BESIDE.submit(self.embedder.embed, message)
+        self, user: str, message: str, looked: object, whole: Future[np.ndarray]
+    ) -> tuple[Future[list[tuple[EmbeddingKey, float]]], Future[list]]:
+        """The claim cues' two searches started on threads beside the seeding: by
+        meaning (``whole``, the message's vector to come), and by words."""
         store, settings = self.store, self.settings
         worded = self._beside(user, looked, lambda: claims_worded(store, user, message, settings))
         meant = self._beside(
@@ -258,12 +261,9 @@ class Recaller:
         )
         return meant, worded
 
-    def _seeded(self, user: str, message: str, trace: Trace) -> Seeds:
-        """The nodes and relations the message's words name (``trace.seeds``)."""
-        owner = None
-        if self.settings.use_possessives and trace.self_id:
-            found = self.store.get_nodes(user, [trace.self_id])
-            owner = found[0].name if found else None
+    def _seeded(self, user: str, message: str, owner: str | None, trace: Trace) -> Seeds:
+        """The nodes and relations the message's words name (``trace.seeds``);
+        ``owner`` is the user's own name, for "Trevor's boss"."""
         seeds = trace.seeds = collect(
             self.match(user, self.units(message, owner), owner), self.settings
         )
