@@ -245,8 +245,9 @@ class Recaller:
         if seeds.relations and self.settings.relation_needs_anchor:
             edges = self._anchored(user, message, seeds, edges, seed_nodes, trace.self_id, now)
         self._spread(seed_nodes, edges, cued, blocked, trace)
-        fired = self._fired(user, cued, blocked, trace)
-        self._rendered(message, now, edges, cued, fired, trace)
+        shown = [*cued, *trace.past.values()]  # claims the block may show for their own cue
+        fired = self._fired(user, shown, blocked, trace)
+        self._rendered(message, now, edges, shown, fired, trace)
         return trace
 
     def _cues_beside(
@@ -331,14 +332,14 @@ class Recaller:
                     trace.lifted[end] = edge.id
 
     def _fired(
-        self, user: str, cued: list[Edge], blocked: frozenset[str], trace: Trace
+        self, user: str, shown: list[Edge], blocked: frozenset[str], trace: Trace
     ) -> list[act.Activation]:
-        """The nodes that fire, read with every node the block may name (``trace.nodes``)."""
+        """The nodes that fire, read with every node the block may name (``trace.nodes``),
+        the ends of ``shown`` (claims shown for their own cue) among them."""
         settings, state, self_id = self.settings, trace.state, trace.self_id
         floor = settings.fire_threshold - settings.co_episode_bonus
         hopeful = [node_id for node_id, a in state.items() if a.score >= floor]
         hopeful += [self_id] if self_id else []  # claims to the user are shown beside fired nodes
-        shown = [*cued, *trace.past.values()]  # claims the block may show for their own cue
         hopeful += [end for edge in shown for end in (edge.source, edge.target)]
         nodes = trace.nodes = {n.id: n for n in self.store.get_nodes(user, hopeful)}
         act.co_episode_bonus(
@@ -356,13 +357,12 @@ class Recaller:
         )
 
     def _rendered(
-        self, message: str, now: datetime, edges: list[Edge], cued: list[Edge],
+        self, message: str, now: datetime, edges: list[Edge], shown: list[Edge],
         fired: list[act.Activation], trace: Trace,
     ) -> None:  # fmt: skip
         """The block within its budget, and what explains it, into ``trace.result``."""
         settings, result, self_id = self.settings, trace.result, trace.self_id
         known = {edge.id for edge in edges}
-        shown = [*cued, *trace.past.values()]
         edges = edges + [edge for edge in shown if edge.id not in known]
         scores = (
             edge_scores(edges, trace.state, trace.cues, self_id, settings, window(message, now))

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pegasus.model import Edge, Node
+from pegasus.model import Edge, EmbeddingKey, Node
 from pegasus.stores.base import CARDINALITIES, KINDS, STABILITIES
 from pegasus.time.decay import SECONDS_PER_DAY
 
@@ -108,3 +108,10 @@ def edge_from(row: sqlite3.Row) -> Edge:
         superseded_by=row["superseded_by"], dormant=bool(row["dormant"]),
         expired=bool(row["expired"]), created_at=dt(row["created_at"]),
     )  # fmt: skip
+
+
+def key_from(row: sqlite3.Row, vector: Any = None) -> EmbeddingKey:
+    """A key as stored (checked when written), with ``vector`` (none by default)."""
+    return EmbeddingKey.model_construct(
+        id=row["id"], text=row["text"], ref=row["ref"], kind=row["kind"], vector=vector or []
+    )

@@ -50,6 +50,7 @@ from pegasus.stores.sqlite.rows import (
     MICROSECONDS_PER_DAY,
     chunks,
     edge_from,
+    key_from,
     marks,
     node_from,
     ts,
@@ -414,14 +415,8 @@ class SQLiteStore(Store):
     # --- embedding keys ----------------------------------------------------------
     def list_keys(self, user: str, with_vectors: bool = False) -> list[EmbeddingKey]:
         rows = self._rows("SELECT * FROM keys WHERE user = ? ORDER BY id", (user,))
-        return [  # checked when written
-            EmbeddingKey.model_construct(
-                id=r["id"],
-                text=r["text"],
-                ref=r["ref"],
-                kind=r["kind"],
-                vector=np.frombuffer(r["vector"], np.float32).tolist() if with_vectors else [],
-            )  # fmt: skip
+        return [
+            key_from(r, np.frombuffer(r["vector"], np.float32).tolist() if with_vectors else [])
             for r in rows
         ]
 
@@ -466,12 +461,7 @@ class SQLiteStore(Store):
             if cached is not None and cached.version == version:
                 return cached
             rows = self._rows("SELECT * FROM keys WHERE user = ? ORDER BY id", (user,))
-            keys = [
-                EmbeddingKey.model_construct(
-                    id=r["id"], text=r["text"], ref=r["ref"], kind=r["kind"], vector=[]
-                )  # checked when written
-                for r in rows
-            ]
+            keys = [key_from(r) for r in rows]
             vectors = [np.frombuffer(r["vector"], np.float32) for r in rows]
             cached = self._vectors[user] = KeyVectors.of(keys, vectors, version)
             return cached
@@ -508,9 +498,7 @@ class SQLiteStore(Store):
             (query, user, limit),
         )
         return [
-            (EmbeddingKey.model_construct(id=r["id"], text=r["text"], ref=r["ref"],
-                                          kind=r["kind"], vector=[]),
-             float(r["score"]))
+            (key_from(r), float(r["score"]))
             for r in rows
         ]  # fmt: skip
 
